@@ -145,8 +145,13 @@ Prediction predict(const Workload& w, const GeometryAnalysis& g, const GpuSpec& 
     const auto* win = &terms[0];
     for (const auto& term : terms)
       if (term.first > win->first) win = &term;
-    bounded[win->second] += count * win->first;
-    p.time_s += count * (win->first + block_latency);
+    // Soft maximum (coefficients.h, overlap_exponent), scaled by the largest term for range.
+    double sum = 0;
+    if (win->first > 0)
+      for (const auto& term : terms) sum += std::pow(term.first / win->first, c.overlap_exponent);
+    const double wave = win->first * std::pow(sum, 1.0 / c.overlap_exponent);
+    bounded[win->second] += count * wave;
+    p.time_s += count * (wave + block_latency);
   };
   const double per_wave = double(p.waves.per_wave);
   add_wave(double(p.waves.waves - 1), p.occupancy.blocks_per_sm, per_wave);

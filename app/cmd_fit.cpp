@@ -1,0 +1,85 @@
+// `flashtune fit`: fits the model's coefficients to a measured profile and reports how well the
+// model predicts (in-sample, leave-one-workload-out, leave-one-variant-out, beside the roofline and
+// the seed model), what model-guided tuning would have cost, and, given other GPUs' profiles, how
+// the fitted coefficients carry over. Writes the coefficients into the profile. No GPU needed.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "exit_codes.h"
+#include "fit/fit_run.h"
+#include "model/gpu_spec.h"
+
+namespace flashtune::app {
+namespace {
+
+struct FitOptions {
+  std::string profile, free;
+  std::vector<std::string> cross;
+  std::string cv = "both";
+  bool no_write = false, json = false, quiet = false;
+};
+
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string item; std::getline(in, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+int fit_command(const FitOptions& o) {
+  fit::FitRunOptions fo;
+  fo.profile = o.profile;
+  fo.spec_dir = model::default_gpu_spec_dir();
+  if (!o.free.empty()) fo.free = split_commas(o.free);
+  if (o.cv != "both" && o.cv != "workload" && o.cv != "variant" && o.cv != "none")
+    throw CommandError{kExitUsage, "--cv '" + o.cv + "' (known: both, workload, variant, none)"};
+  fo.cv_workload = o.cv == "both" || o.cv == "workload";
+  fo.cv_variant = o.cv == "both" || o.cv == "variant";
+  fo.cross_profiles = o.cross;
+  fit::FitRun r;
+  try {
+    r = fit::run_fit(fo, [&](const std::string& line) {
+      if (!o.quiet) std::fprintf(stderr, "flashtune fit: %s\n", line.c_str());
+    });
+  } catch (const fit::FitInputError& e) {
+    throw CommandError{kExitUsage, e.what()};
+  } catch (const std::invalid_argument& e) {
+    throw CommandError{kExitUsage, e.what()};
+  }
+  if (!o.no_write) {
+    try {
+      fit::write_coefficients(o.profile, r);
+    } catch (const std::exception& e) {
+      throw CommandError{kExitFailure, std::string("cannot write the coefficients: ") + e.what()};
+    }
+    if (!o.quiet) std::fprintf(stderr, "flashtune fit: coefficients written to %s\n", o.profile.c_str());
+  }
+  const std::string text = o.json ? fit::render_json(r).dump(2) + "\n" : fit::render_text(r);
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  return kExitOk;
+}
+
+}  // namespace
+
+void register_fit(CLI::App& app) {
+  auto o = std::make_shared<FitOptions>();
+  CLI::App* sub = app.add_subcommand("fit", "Fit the model's coefficients to a measured profile and report its accuracy");
+  sub->add_option("--profile", o->profile, "Measured profile (profiles/<gpu>.json); the coefficients are written into it")
+      ->required();
+  sub->add_option("--free", o->free, "Comma-separated coefficients to fit (default: the 9 of docs/fit.md)");
+  sub->add_option("--cv", o->cv, "Cross-validation: both (default), workload, variant or none");
+  sub->add_option("--cross", o->cross, "Other GPUs' profiles to predict with the fitted coefficients");
+  sub->add_flag("--no-write", o->no_write, "Report only; leave the profile as it is");
+  sub->add_flag("--json", o->json, "Print the report as JSON");
+  sub->add_flag("--quiet", o->quiet, "No progress lines on stderr");
+  sub->callback([o] { set_reporting_action("fit", [o] { return fit_command(*o); }); });
+}
+
+}  // namespace flashtune::app

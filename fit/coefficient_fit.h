@@ -1,0 +1,45 @@
+// Fits the model's coefficients (model/coefficients.h) to measured times: non-linear least squares
+// on log(predicted / measured), Eigen's Levenberg-Marquardt with a forward-difference Jacobian.
+// Logs weigh a 10 us kernel's 10% error like a 10 ms kernel's, which is what a tile choice needs.
+// Each free coefficient moves inside its physical range (coefficient_table()) through a logistic
+// map, so the fit can never leave it; the others keep their start values.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "fit/fit_dataset.h"
+#include "model/coefficients.h"
+
+namespace flashtune::fit {
+
+// The coefficients a fit moves by default: the ones the H200 data can tell apart. Left fixed:
+// dram_efficiency (a measured copy sets it), sfu_efficiency (exp never binds alone),
+// issue_efficiency (only (1 + issue_overhead) / issue_efficiency is identifiable), and
+// l2_capacity_fraction (no workload of the grid sits on the capacity edge).
+std::vector<std::string> default_free_coefficients();
+
+// Throws std::invalid_argument naming an unknown coefficient (and listing the known ones).
+void check_coefficient_names(const std::vector<std::string>& names);
+
+// At least this many measurements for `free_count` free coefficients: 5 per coefficient, the
+// least that leaves the fit over-determined by a margin that held-out figures can trust.
+std::size_t min_points_for_fit(std::size_t free_count);
+
+struct FitResult {
+  model::Coefficients coefficients;
+  std::vector<std::string> free;
+  double rms_log_start = 0, rms_log_end = 0;  // root mean square of log(pred / measured)
+  int evaluations = 0;
+  std::string status;  // Eigen's stop reason, in words
+};
+
+double predicted_time(const FitPoint& p, const model::GpuSpec& gpu, const model::Coefficients& k);
+double rms_log_error(const std::vector<const FitPoint*>& points, const model::GpuSpec& gpu, const model::Coefficients& k);
+
+// Throws std::invalid_argument when points.size() < min_points_for_fit(free.size()) (the message
+// says how many are needed and how many there are).
+FitResult fit_coefficients(const std::vector<const FitPoint*>& points, const model::GpuSpec& gpu,
+                           const model::Coefficients& start, const std::vector<std::string>& free);
+
+}  // namespace flashtune::fit

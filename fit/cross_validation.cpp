@@ -1,0 +1,69 @@
+#include "fit/cross_validation.h"
+
+#include <algorithm>
+
+#include "model/baselines.h"
+
+namespace flashtune::fit {
+namespace {
+
+std::string group_of(const FitPoint& p, Holdout by) {
+  return by == Holdout::Workload ? p.workload : std::string(variant_name(p.c.variant));
+}
+
+ScoredPoint scored(const FitPoint& p, double predicted_s) {
+  return {p.workload, p.config, variant_name(p.c.variant), p.measured_s, predicted_s};
+}
+
+}  // namespace
+
+const char* holdout_name(Holdout h) { return h == Holdout::Workload ? "workload" : "variant"; }
+
+const char* predictor_name(Predictor p) {
+  switch (p) {
+    case Predictor::Model: return "flashtune model";
+    case Predictor::Roofline: return "roofline";
+    case Predictor::Seed: return "seed model";
+  }
+  return "?";
+}
+
+std::vector<ScoredPoint> score_points(const FitDataset& ds, Predictor pred, const model::Coefficients& k) {
+  std::vector<ScoredPoint> out;
+  out.reserve(ds.points.size());
+  for (const FitPoint& p : ds.points) {
+    double t = 0;
+    switch (pred) {
+      case Predictor::Model: t = predicted_time(p, ds.gpu, k); break;
+      case Predictor::Roofline: t = model::roofline_time(p.w, ds.gpu).time_s; break;
+      case Predictor::Seed: t = model::seed_model_time(p.w, p.c, ds.gpu).time_s; break;
+    }
+    out.push_back(scored(p, t));
+  }
+  return out;
+}
+
+CrossValidation cross_validate(const FitDataset& ds, Holdout by, const model::Coefficients& start,
+                               const std::vector<std::string>& free) {
+  CrossValidation cv;
+  cv.by = by;
+  std::vector<std::string> groups;
+  for (const FitPoint& p : ds.points) {
+    const std::string g = group_of(p, by);
+    if (std::find(groups.begin(), groups.end(), g) == groups.end()) groups.push_back(g);
+  }
+  for (const std::string& g : groups) {
+    std::vector<const FitPoint*> train, test;
+    for (const FitPoint& p : ds.points) (group_of(p, by) == g ? test : train).push_back(&p);
+    Fold f;
+    f.held_out = g;
+    f.train_points = int(train.size());
+    f.test_points = int(test.size());
+    f.coefficients = fit_coefficients(train, ds.gpu, start, free).coefficients;
+    for (const FitPoint* p : test) cv.held_out.push_back(scored(*p, predicted_time(*p, ds.gpu, f.coefficients)));
+    cv.folds.push_back(f);
+  }
+  return cv;
+}
+
+}  // namespace flashtune::fit

@@ -1,0 +1,40 @@
+// Held-out accuracy: the coefficients are fitted without a group (one workload, or one kernel
+// variant) and the group is predicted with them, for every group in turn. The baselines have no
+// coefficients to fit, so they are scored on the same points as they stand.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "fit/coefficient_fit.h"
+#include "fit/fit_dataset.h"
+#include "fit/fit_metrics.h"
+
+namespace flashtune::fit {
+
+enum class Holdout { Workload, Variant };
+const char* holdout_name(Holdout h);  // "workload", "variant"
+
+enum class Predictor { Model, Roofline, Seed };
+const char* predictor_name(Predictor p);  // "flashtune model", "roofline", "seed model"
+
+// Every point with the predictor's time (the model with coefficients `k`).
+std::vector<ScoredPoint> score_points(const FitDataset& ds, Predictor p, const model::Coefficients& k);
+
+struct Fold {
+  std::string held_out;
+  int train_points = 0, test_points = 0;
+  model::Coefficients coefficients;
+};
+
+struct CrossValidation {
+  Holdout by = Holdout::Workload;
+  std::vector<ScoredPoint> held_out;  // every point predicted by the fold that did not see it
+  std::vector<Fold> folds;
+};
+
+// Throws std::invalid_argument when a fold's training set is too small to fit.
+CrossValidation cross_validate(const FitDataset& ds, Holdout by, const model::Coefficients& start,
+                               const std::vector<std::string>& free);
+
+}  // namespace flashtune::fit

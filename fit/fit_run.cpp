@@ -1,0 +1,195 @@
+#include "fit/fit_run.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <set>
+#include <sstream>
+
+#include "tuner/profile.h"
+
+namespace flashtune::fit {
+namespace {
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::string row_text(const std::string& label, const AccuracyMetrics& m) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "  %-44s %6d %7.1f %7.1f %8.1f %8.3f %7.3f %8.1f %8.1f\n", label.c_str(), m.points, m.mape,
+                m.median_ape, m.max_ape, m.median_spearman, m.min_spearman, m.median_regret, m.max_regret);
+  return buf;
+}
+
+nlohmann::ordered_json metrics_json(const AccuracyMetrics& m) {
+  return {{"points", m.points},
+          {"workloads", m.workloads},
+          {"mape_pct", m.mape},
+          {"median_ape_pct", m.median_ape},
+          {"max_ape_pct", m.max_ape},
+          {"worst_point", m.worst_ape_point},
+          {"median_spearman", m.median_spearman},
+          {"min_spearman", m.min_spearman},
+          {"median_regret_pct", m.median_regret},
+          {"max_regret_pct", m.max_regret},
+          {"worst_regret_workload", m.worst_regret_workload}};
+}
+
+nlohmann::ordered_json coefficients_json(const model::Coefficients& k) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (const model::CoefficientInfo& ci : model::coefficient_table()) j[ci.name] = k.*(ci.member);
+  return j;
+}
+
+}  // namespace
+
+FitRun run_fit(const FitRunOptions& o, const std::function<void(const std::string&)>& progress) {
+  check_coefficient_names(o.free);
+  FitRun r;
+  r.data = load_fit_dataset(o.profile, o.spec_dir);
+  const FitDataset& ds = r.data;
+  const std::size_t need = min_points_for_fit(o.free.size());
+  if (ds.points.size() < need)
+    throw std::invalid_argument(o.profile + ": too few measurements to fit " + std::to_string(o.free.size()) +
+                                " coefficients: " + std::to_string(ds.points.size()) + " ok measurements, at least " +
+                                std::to_string(need) + " needed (5 per coefficient)");
+  const model::Coefficients defaults;
+  progress("fitting " + std::to_string(o.free.size()) + " coefficients to " + std::to_string(ds.points.size()) +
+           " measurements");
+  r.fit = fit_coefficients(ds.all(), ds.gpu, defaults, o.free);
+
+  r.scores.push_back({"flashtune model, spec only (default coefficients)", score(score_points(ds, Predictor::Model, defaults))});
+  r.scores.push_back({"flashtune model, fitted, in-sample", score(score_points(ds, Predictor::Model, r.fit.coefficients))});
+  if (o.cv_workload) {
+    progress("leave-one-workload-out: " + std::to_string(ds.workload_names().size()) + " folds");
+    const CrossValidation cv = cross_validate(ds, Holdout::Workload, defaults, o.free);
+    r.scores.push_back({"flashtune model, leave-one-workload-out", score(cv.held_out)});
+    r.held_out_workloads = per_workload(cv.held_out);
+    r.guided = evaluate_guided(cv.held_out, default_top_k());
+  }
+  if (o.cv_variant) {
+    progress("leave-one-variant-out");
+    const CrossValidation cv = cross_validate(ds, Holdout::Variant, defaults, o.free);
+    r.scores.push_back({"flashtune model, leave-one-variant-out", score(cv.held_out)});
+  }
+  r.scores.push_back({"roofline", score(score_points(ds, Predictor::Roofline, defaults))});
+  r.scores.push_back({"seed model", score(score_points(ds, Predictor::Seed, defaults))});
+
+  for (const std::string& other : o.cross_profiles) {
+    progress("predicting " + other);
+    const FitDataset od = load_fit_dataset(other, o.spec_dir);
+    CrossGpuRow row;
+    row.profile = other;
+    row.spec = od.gpu.name;
+    row.fitted = score(score_points(od, Predictor::Model, r.fit.coefficients));
+    row.spec_only = score(score_points(od, Predictor::Model, defaults));
+    r.cross.push_back(row);
+  }
+  return r;
+}
+
+std::string render_text(const FitRun& r) {
+  std::ostringstream out;
+  const FitDataset& ds = r.data;
+  std::set<std::string> variants;
+  for (const FitPoint& p : ds.points) variants.insert(variant_name(p.c.variant));
+  out << "profile " << ds.source << " (" << ds.gpu.name << "): " << ds.points.size() << " ok measurements, "
+      << ds.workload_names().size() << " workloads, " << variants.size() << " variants";
+  if (!ds.skipped.empty()) out << ", " << ds.skipped.size() << " refused by the model (left out)";
+  out << "\n\nfit: " << r.fit.free.size() << " coefficients, " << r.fit.evaluations << " model sweeps, " << r.fit.status
+      << "\n  rms log error " << fixed(r.fit.rms_log_start, 4) << " (defaults) -> " << fixed(r.fit.rms_log_end, 4)
+      << "\n";
+  const model::Coefficients defaults;
+  for (const model::CoefficientInfo& ci : model::coefficient_table()) {
+    const bool is_free = std::find(r.fit.free.begin(), r.fit.free.end(), ci.name) != r.fit.free.end();
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "  %-26s %12.5g -> %12.5g%s\n", ci.name, defaults.*(ci.member),
+                  r.fit.coefficients.*(ci.member), is_free ? "" : "   (fixed)");
+    out << buf;
+  }
+  out << "\naccuracy (APE and regret in %; Spearman per workload)\n"
+      << "  " << std::string(44, ' ') << " points    MAPE  medAPE   maxAPE  rho med  rho min  regret med  max\n";
+  for (const ScoreRow& s : r.scores) out << row_text(s.label, s.m);
+  if (!r.guided.empty()) {
+    out << "\nmodel-guided tuning (rank by the leave-one-workload-out model, measure the top K)\n"
+        << "  rule        measured   regret med   regret max   within 2% of best\n";
+    for (const GuidedResult& g : r.guided) {
+      char buf[200];
+      std::snprintf(buf, sizeof buf, "  %-10s %8.1f%% %11.2f%% %11.2f%%   %d of %d\n", g.rule.label.c_str(),
+                    100.0 * g.share_measured, g.median_regret, g.max_regret, g.within_2pct, g.workloads);
+      out << buf;
+    }
+  }
+  if (!r.held_out_workloads.empty()) {
+    out << "\nper workload (leave-one-workload-out): regret of the model's pick, Spearman\n";
+    for (const WorkloadRegret& w : r.held_out_workloads) {
+      char buf[300];
+      std::snprintf(buf, sizeof buf, "  %-26s %6.1f%%  rho %6.3f  pick %s%s\n", w.workload.c_str(), 100.0 * w.regret,
+                    w.spearman, w.pick.c_str(), w.pick == w.best ? " (the best)" : ("; best " + w.best).c_str());
+      out << buf;
+    }
+  }
+  if (!r.cross.empty()) {
+    out << "\nacross GPUs (coefficients fitted on " << ds.gpu.name << ")\n";
+    for (const CrossGpuRow& c : r.cross) {
+      out << row_text(c.spec + ", fitted here", c.fitted);
+      out << row_text(c.spec + ", spec only", c.spec_only);
+    }
+  }
+  return out.str();
+}
+
+nlohmann::ordered_json render_json(const FitRun& r) {
+  nlohmann::ordered_json j;
+  j["profile"] = r.data.source;
+  j["gpu"] = r.data.gpu.name;
+  j["points"] = r.data.points.size();
+  j["skipped"] = r.data.skipped;
+  j["fit"] = {{"free", r.fit.free},
+              {"status", r.fit.status},
+              {"evaluations", r.fit.evaluations},
+              {"rms_log_start", r.fit.rms_log_start},
+              {"rms_log_end", r.fit.rms_log_end},
+              {"coefficients", coefficients_json(r.fit.coefficients)}};
+  auto& scores = j["accuracy"] = nlohmann::ordered_json::array();
+  for (const ScoreRow& s : r.scores) {
+    auto row = metrics_json(s.m);
+    row["model"] = s.label;
+    scores.push_back(row);
+  }
+  auto& guided = j["guided"] = nlohmann::ordered_json::array();
+  for (const GuidedResult& g : r.guided)
+    guided.push_back({{"rule", g.rule.label},
+                      {"share_measured", g.share_measured},
+                      {"median_regret_pct", g.median_regret},
+                      {"max_regret_pct", g.max_regret},
+                      {"within_2pct", g.within_2pct},
+                      {"workloads", g.workloads},
+                      {"worst_workload", g.worst_workload}});
+  auto& wl = j["held_out_workloads"] = nlohmann::ordered_json::array();
+  for (const WorkloadRegret& w : r.held_out_workloads)
+    wl.push_back({{"workload", w.workload}, {"pick", w.pick}, {"best", w.best}, {"regret", w.regret},
+                  {"spearman", w.spearman}, {"configs", w.configs}});
+  auto& cross = j["cross_gpu"] = nlohmann::ordered_json::array();
+  for (const CrossGpuRow& c : r.cross)
+    cross.push_back({{"profile", c.profile}, {"gpu", c.spec}, {"fitted", metrics_json(c.fitted)},
+                     {"spec_only", metrics_json(c.spec_only)}});
+  return j;
+}
+
+void write_coefficients(const std::string& profile_path, const FitRun& r) {
+  Profile p = load_profile(profile_path);
+  p.coefficients = coefficients_json(r.fit.coefficients);
+  nlohmann::ordered_json summary = {{"timestamp", utc_timestamp()},
+                                    {"free", r.fit.free},
+                                    {"points", r.data.points.size()},
+                                    {"rms_log_error", r.fit.rms_log_end}};
+  for (const ScoreRow& s : r.scores)
+    if (s.label.find("leave-one-workload-out") != std::string::npos) summary["leave_one_workload_out"] = metrics_json(s.m);
+  p.extra["fit"] = summary;
+  write_profile_atomic(profile_path, p);
+}
+
+}  // namespace flashtune::fit

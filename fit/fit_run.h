@@ -1,0 +1,61 @@
+// `flashtune fit` as a library call: load a profile, fit the coefficients on all of it, score the
+// model in-sample and held out (by workload, by variant) beside the two baselines, evaluate
+// model-guided tuning on the held-out ranking, and predict other GPUs' profiles with the fitted
+// coefficients (and with the spec sheet alone). Rendering as text or JSON, and writing the
+// coefficients back into the profile, are separate steps.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "fit/coefficient_fit.h"
+#include "fit/cross_validation.h"
+#include "fit/fit_dataset.h"
+#include "fit/fit_metrics.h"
+#include "fit/guided_tuning.h"
+
+namespace flashtune::fit {
+
+struct FitRunOptions {
+  std::string profile;
+  std::string spec_dir;                 // configs/gpus
+  std::vector<std::string> free = default_free_coefficients();
+  bool cv_workload = true, cv_variant = true;
+  std::vector<std::string> cross_profiles;  // other GPUs' profiles to predict
+};
+
+struct ScoreRow {
+  std::string label;  // "flashtune model, leave-one-workload-out"
+  AccuracyMetrics m;
+};
+
+struct CrossGpuRow {
+  std::string profile, spec;
+  AccuracyMetrics fitted;     // with the coefficients fitted here
+  AccuracyMetrics spec_only;  // with the default coefficients
+};
+
+struct FitRun {
+  FitDataset data;
+  FitResult fit;
+  std::vector<ScoreRow> scores;
+  std::vector<WorkloadRegret> held_out_workloads;  // leave-one-workload-out, per workload
+  std::vector<GuidedResult> guided;                // on the leave-one-workload-out ranking
+  std::vector<CrossGpuRow> cross;
+};
+
+// progress(line): one line per step (the cross-validation folds take seconds).
+// Throws FitInputError (bad profile) or std::invalid_argument (too few measurements, bad names).
+FitRun run_fit(const FitRunOptions& o, const std::function<void(const std::string&)>& progress);
+
+std::string render_text(const FitRun& r);
+nlohmann::ordered_json render_json(const FitRun& r);
+
+// Puts every coefficient (fitted and fixed) into the profile's "coefficients" and a summary of
+// the fit under "fit", rewriting the file atomically; everything else in it is kept.
+void write_coefficients(const std::string& profile_path, const FitRun& r);
+
+}  // namespace flashtune::fit
