@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <fstream>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -19,7 +20,7 @@ namespace flashtune::app {
 namespace {
 
 struct FitOptions {
-  std::string profile, free;
+  std::string profile, free, residuals;
   std::vector<std::string> cross;
   std::string cv = "both";
   bool no_write = false, json = false, quiet = false;
@@ -61,6 +62,11 @@ int fit_command(const FitOptions& o) {
     }
     if (!o.quiet) std::fprintf(stderr, "flashtune fit: coefficients written to %s\n", o.profile.c_str());
   }
+  if (!o.residuals.empty()) {
+    std::ofstream out(o.residuals, std::ios::binary);
+    out << fit::residuals_csv(r);
+    if (!out) throw CommandError{kExitFailure, "cannot write " + o.residuals};
+  }
   const std::string text = o.json ? fit::render_json(r).dump(2) + "\n" : fit::render_text(r);
   std::fwrite(text.data(), 1, text.size(), stdout);
   return kExitOk;
@@ -76,6 +82,7 @@ void register_fit(CLI::App& app) {
   sub->add_option("--free", o->free, "Comma-separated coefficients to fit (default: the 9 of docs/fit.md)");
   sub->add_option("--cv", o->cv, "Cross-validation: both (default), workload, variant or none");
   sub->add_option("--cross", o->cross, "Other GPUs' profiles to predict with the fitted coefficients");
+  sub->add_option("--residuals", o->residuals, "Write every point's measured and predicted times (CSV)");
   sub->add_flag("--no-write", o->no_write, "Report only; leave the profile as it is");
   sub->add_flag("--json", o->json, "Print the report as JSON");
   sub->add_flag("--quiet", o->quiet, "No progress lines on stderr");

@@ -80,7 +80,7 @@ std::string describe(Eigen::LevenbergMarquardtSpace::Status s) {
 
 std::vector<std::string> default_free_coefficients() {
   return {"fp32_efficiency",    "smem_efficiency",         "issue_overhead",       "l2_efficiency",
-          "latency_warps",      "shared_latency_warps",    "iteration_latency_cycles",
+          "latency_warps",      "shared_latency_warps",    "iteration_latency_cycles", "overlapped_iteration_cycles",
           "block_latency_cycles", "launch_overhead_us", "overlap_exponent"};
 }
 

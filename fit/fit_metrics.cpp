@@ -106,8 +106,10 @@ AccuracyMetrics score(const std::vector<ScoredPoint>& points) {
       a.worst_regret_workload = r.workload;
     }
   }
-  a.median_spearman = median(rho);
-  a.min_spearman = rho.empty() ? 0 : *std::min_element(rho.begin(), rho.end());
+  // No workload with a defined rank correlation (a model that gives every config one time): NaN.
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  a.median_spearman = rho.empty() ? nan : median(rho);
+  a.min_spearman = rho.empty() ? nan : *std::min_element(rho.begin(), rho.end());
   a.median_regret = median(regret);
   return a;
 }

@@ -17,7 +17,7 @@ struct ScoredPoint {
 struct AccuracyMetrics {
   int points = 0, workloads = 0;
   double mape = 0, median_ape = 0, max_ape = 0;               // percent
-  double median_spearman = 0, min_spearman = 0;               // over workloads with >= 3 configs
+  double median_spearman = 0, min_spearman = 0;  // over workloads with >= 3 configs; NaN if none
   double median_regret = 0, max_regret = 0;                   // percent
   std::string worst_ape_point, worst_regret_workload;         // for the reader's next question
 };

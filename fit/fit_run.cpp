@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -61,12 +62,14 @@ FitRun run_fit(const FitRunOptions& o, const std::function<void(const std::strin
   r.fit = fit_coefficients(ds.all(), ds.gpu, defaults, o.free);
 
   r.scores.push_back({"flashtune model, spec only (default coefficients)", score(score_points(ds, Predictor::Model, defaults))});
-  r.scores.push_back({"flashtune model, fitted, in-sample", score(score_points(ds, Predictor::Model, r.fit.coefficients))});
+  r.in_sample = score_points(ds, Predictor::Model, r.fit.coefficients);
+  r.scores.push_back({"flashtune model, fitted, in-sample", score(r.in_sample)});
   if (o.cv_workload) {
     progress("leave-one-workload-out: " + std::to_string(ds.workload_names().size()) + " folds");
     const CrossValidation cv = cross_validate(ds, Holdout::Workload, defaults, o.free);
     r.scores.push_back({"flashtune model, leave-one-workload-out", score(cv.held_out)});
     r.held_out_workloads = per_workload(cv.held_out);
+    r.held_out = cv.held_out;
     r.guided = evaluate_guided(cv.held_out, default_top_k());
   }
   if (o.cv_variant) {
@@ -177,6 +180,21 @@ nlohmann::ordered_json render_json(const FitRun& r) {
     cross.push_back({{"profile", c.profile}, {"gpu", c.spec}, {"fitted", metrics_json(c.fitted)},
                      {"spec_only", metrics_json(c.spec_only)}});
   return j;
+}
+
+std::string residuals_csv(const FitRun& r) {
+  std::map<std::pair<std::string, std::string>, double> held;
+  for (const ScoredPoint& p : r.held_out) held[{p.workload, p.config}] = p.predicted_s;
+  std::ostringstream out;
+  out << "workload,config,variant,measured_ms,predicted_ms,held_out_ms\n";
+  for (const ScoredPoint& p : r.in_sample) {
+    auto h = held.find({p.workload, p.config});
+    out << p.workload << ',' << p.config << ',' << p.variant << ',' << p.measured_s * 1e3 << ',' << p.predicted_s * 1e3
+        << ',';
+    if (h != held.end()) out << h->second * 1e3;
+    out << '\n';
+  }
+  return out.str();
 }
 
 void write_coefficients(const std::string& profile_path, const FitRun& r) {

@@ -45,6 +45,7 @@ struct FitRun {
   std::vector<WorkloadRegret> held_out_workloads;  // leave-one-workload-out, per workload
   std::vector<GuidedResult> guided;                // on the leave-one-workload-out ranking
   std::vector<CrossGpuRow> cross;
+  std::vector<ScoredPoint> in_sample, held_out;  // every point, fitted model / its held-out fold
 };
 
 // progress(line): one line per step (the cross-validation folds take seconds).
@@ -53,6 +54,8 @@ FitRun run_fit(const FitRunOptions& o, const std::function<void(const std::strin
 
 std::string render_text(const FitRun& r);
 nlohmann::ordered_json render_json(const FitRun& r);
+// One row per point: workload, config, variant, measured, in-sample and held-out predictions (ms).
+std::string residuals_csv(const FitRun& r);
 
 // Puts every coefficient (fitted and fixed) into the profile's "coefficients" and a summary of
 // the fit under "fit", rewriting the file atomically; everything else in it is kept.

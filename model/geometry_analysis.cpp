@@ -18,6 +18,7 @@ GeometryAnalysis analyse_geometry(const KernelGeometry& g) {
   a.q_bytes_per_block = g.q_bytes_per_block;
   a.o_bytes_per_block = g.o_bytes_per_block;
   a.kv_bytes_per_kv_tile = g.kv_bytes_per_kv_tile;
+  a.kv_loads_overlap_compute = g.kv_loads_overlap_compute;
 
   const std::string where = g.config.name();
   for (const SmemSite& site : g.smem_sites) {

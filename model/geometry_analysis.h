@@ -30,6 +30,7 @@ struct GeometryAnalysis {
   int registers_estimate = 0;
   TileInstructionCounts per_kv_tile;
   long long q_bytes_per_block = 0, o_bytes_per_block = 0, kv_bytes_per_kv_tile = 0;
+  bool kv_loads_overlap_compute = false;  // KernelGeometry's: the L2 latency per iteration is hidden
   std::vector<SiteAnalysis> sites;
   // Sums over the sites of each scope.
   double requests_per_kv_tile = 0, wavefronts_per_kv_tile = 0, ideal_per_kv_tile = 0;

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 
 #include "model/bank_sim.h"
+#include "model/block_schedule.h"
 
 namespace flashtune::model {
 
@@ -66,8 +68,19 @@ struct WaveTerms {
   Pipe chain_bound;  // the part of the chain that dominates (a pipe, or Latency for the stalls)
 };
 
+// (sum x_i^p)^(1/p): the soft maximum of overlapping terms (coefficients.h, overlap_exponent),
+// scaled by the largest for range.
+double soft_max(std::initializer_list<double> terms, double p) {
+  double top = 0;
+  for (double t : terms) top = std::max(top, t);
+  if (top <= 0) return 0;
+  double sum = 0;
+  for (double t : terms) sum += std::pow(t / top, p);
+  return top * std::pow(sum, 1.0 / p);
+}
+
 WaveTerms wave_terms(const BlockWork& b, double k, double n, double warps_per_block, double stall_s,
-                     double l2_per_block_s, double dram_per_block_s, const Saturation& sat) {
+                     double l2_per_block_s, double dram_per_block_s, const Saturation& sat, double overlap) {
   WaveTerms t{};
   const double many = k * warps_per_block;
   t.fp32 = k * b.fp32 / sat.instr(many);
@@ -78,13 +91,14 @@ WaveTerms wave_terms(const BlockWork& b, double k, double n, double warps_per_bl
   const double one[] = {b.fp32 / sat.instr(warps_per_block), b.sfu / sat.instr(warps_per_block),
                         b.shared / sat.shared(warps_per_block), b.issue / sat.instr(warps_per_block)};
   const Pipe names[] = {Pipe::Fp32, Pipe::Sfu, Pipe::Shared, Pipe::Issue};
-  double work = 0;
+  double top = 0;
   t.chain_bound = Pipe::Fp32;
   for (int i = 0; i < 4; ++i)
-    if (one[i] > work) {
-      work = one[i];
+    if (one[i] > top) {
+      top = one[i];
       t.chain_bound = names[i];
     }
+  const double work = soft_max({one[0], one[1], one[2], one[3]}, overlap);
   if (stall_s > work) t.chain_bound = Pipe::Latency;
   t.chain = work + stall_s;
   t.l2 = n * l2_per_block_s;
@@ -118,7 +132,8 @@ Prediction predict(const Workload& w, const GeometryAnalysis& g, const GpuSpec& 
   b.shared = n.smem_wavefronts / blocks / (gpu.smem_wavefronts_per_clock_per_sm * clock * c.smem_efficiency);
   b.issue = (1.0 + c.issue_overhead) * n.warp_instructions / blocks /
             (gpu.warp_schedulers_per_sm * clock * c.issue_efficiency);
-  const double stall = T * c.iteration_latency_cycles / clock;
+  const double stall =
+      T * (g.kv_loads_overlap_compute ? c.overlapped_iteration_cycles : c.iteration_latency_cycles) / clock;
   const double l2_per_block = n.l2_bytes() / blocks / (gpu.l2_bytes_per_s() * c.l2_efficiency);
   const double dram_per_block = p.dram.bytes / blocks / (gpu.dram_bytes_per_s() * c.dram_efficiency);
   const double wpb = p.occupancy.warps_per_block;
@@ -131,7 +146,7 @@ Prediction predict(const Workload& w, const GeometryAnalysis& g, const GpuSpec& 
   PipeTimes bounded;
   auto add_wave = [&](double count, double k, double nblocks) {
     if (count <= 0) return;
-    const WaveTerms t = wave_terms(b, k, nblocks, wpb, stall, l2_per_block, dram_per_block, sat);
+    const WaveTerms t = wave_terms(b, k, nblocks, wpb, stall, l2_per_block, dram_per_block, sat, c.overlap_exponent);
     p.pipes.fp32 += count * t.fp32;
     p.pipes.sfu += count * t.sfu;
     p.pipes.shared += count * t.shared;
@@ -139,17 +154,18 @@ Prediction predict(const Workload& w, const GeometryAnalysis& g, const GpuSpec& 
     p.pipes.latency += count * t.chain;
     p.pipes.l2 += count * t.l2;
     p.pipes.dram += count * t.dram;
+    // The SM pipes overlap in part (soft maximum); a wave cannot beat one block's serial path
+    // (the chain, which already holds that block's share of the same pipes, so it is not added
+    // to them); L2 and DRAM traffic overlaps the SM's work in part again.
+    const double sm_pipes = soft_max({t.fp32, t.sfu, t.shared, t.issue}, c.overlap_exponent);
+    const double core = std::max(sm_pipes, t.chain);
+    const double wave = soft_max({core, t.l2, t.dram}, c.overlap_exponent);
     const std::pair<double, Pipe> terms[] = {{t.fp32, Pipe::Fp32},   {t.sfu, Pipe::Sfu},       {t.shared, Pipe::Shared},
                                              {t.issue, Pipe::Issue}, {t.chain, t.chain_bound}, {t.l2, Pipe::L2},
                                              {t.dram, Pipe::Dram}};
     const auto* win = &terms[0];
     for (const auto& term : terms)
       if (term.first > win->first) win = &term;
-    // Soft maximum (coefficients.h, overlap_exponent), scaled by the largest term for range.
-    double sum = 0;
-    if (win->first > 0)
-      for (const auto& term : terms) sum += std::pow(term.first / win->first, c.overlap_exponent);
-    const double wave = win->first * std::pow(sum, 1.0 / c.overlap_exponent);
     bounded[win->second] += count * wave;
     p.time_s += count * (wave + block_latency);
   };
@@ -158,6 +174,9 @@ Prediction predict(const Workload& w, const GeometryAnalysis& g, const GpuSpec& 
   const double tail = double(p.waves.tail_blocks);
   add_wave(1.0, std::ceil(tail / gpu.sm_count), tail);
 
+  // Causal grids: unequal blocks scheduled light-to-heavy stretch the waves (block_schedule.h).
+  p.imbalance = causal_imbalance(w, g.config.Br, g.config.Bc, p.waves.per_wave);
+  p.time_s *= p.imbalance;
   p.overhead_s = double(p.waves.waves) * block_latency + c.launch_overhead_us * 1e-6;
   p.time_s += c.launch_overhead_us * 1e-6;
   p.bound = Pipe::Fp32;

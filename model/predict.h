@@ -14,14 +14,19 @@
 // n blocks on the GPU:
 //   pipe p     = k x p / h_p(k x warps_per_block)                        (throughput)
 //   chain      = max_p (p / h_p(warps_per_block)) + T x iteration_latency_cycles / clock
+//                (overlapped_iteration_cycles instead when the K/V loads overlap compute)
 //                (one block's serial path: its work at the rate its own warps sustain plus the
 //                 exposed load/barrier latency of every K/V iteration; binds at low occupancy)
 //   l2         = n x L2 bytes per block   / (L2 bandwidth x l2_efficiency)
 //   dram       = n x DRAM bytes per block / (DRAM bandwidth x dram_efficiency)
-//   wave time  = max(pipes, chain, l2, dram) + block_latency_cycles / clock
+//   wave time  = smax(max(smax(fp32, sfu, shared, issue), chain), l2, dram)
+//                + block_latency_cycles / clock
+//                smax(x) = (sum x_i^p)^(1/p), p = overlap_exponent: pipes overlap in part; the
+//                chain's work part is smax of the one-block pipe terms, and since it holds the
+//                same work it bounds the pipes from below rather than adding to them
 // The bound is the term that won the most time over the waves (for the chain: its larger part,
 // a pipe or "latency").
-// time = full waves x full-wave time + tail-wave time + launch_overhead_us.
+// time = (full waves x full-wave time + tail-wave time) x causal imbalance + launch_overhead_us.
 #pragma once
 
 #include <string>
@@ -55,6 +60,7 @@ struct Prediction {
   Pipe bound = Pipe::Fp32;
   PipeTimes pipes;
   double overhead_s = 0;  // block latencies + launch
+  double imbalance = 1;   // causal load imbalance factor applied to the waves (block_schedule.h)
   int registers_per_thread = 0;
   bool registers_from_profile = false;
   Occupancy occupancy;

@@ -67,6 +67,10 @@ struct KernelGeometry {
   long long q_bytes_per_block = 0;
   long long o_bytes_per_block = 0;
   long long kv_bytes_per_kv_tile = 0;
+  // True when the K/V loads of an iteration are in flight while the block computes (cp.async
+  // issued a half-iteration ahead): the L2 latency is then hidden and only the barriers and the
+  // wait stay exposed. False: every iteration waits for its loads before computing.
+  bool kv_loads_overlap_compute = false;
 };
 
 }  // namespace flashtune

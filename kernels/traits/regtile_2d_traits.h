@@ -322,6 +322,8 @@ inline KernelGeometry RegTile2D::geometry(const TileConfig& c) {
   g.q_bytes_per_block = 4LL * c.Br * d;
   g.o_bytes_per_block = 4LL * c.Br * d;
   g.kv_bytes_per_kv_tile = 2LL * 4 * c.Bc * d;
+  // V_t is copied during QK^T and K_{t+1} during PV (regtile_2d.cuh): the loads overlap compute.
+  g.kv_loads_overlap_compute = true;
   return g;
 }
 
