@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   flashtune::app::register_export(app);
   flashtune::app::register_plot(app);
   flashtune::app::register_report(app);
+  flashtune::app::register_check_counters(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "kernels/traits/variants.h"
+#include "model/compiled_instructions.h"
 
 namespace flashtune::model {
 
@@ -23,6 +24,7 @@ const GeometryAnalysis& ConfigCatalog::analysis(const TileConfig& c) {
   if (it != cache_.end()) return *it->second;
   if (auto why = tile_rejection(c)) throw std::invalid_argument(c.name() + ": " + *why);
   auto a = std::make_unique<GeometryAnalysis>(analyse_geometry(make_geometry(c)));
+  apply_compiled_instruction_correction(*a);  // what the compiled code runs beyond the traits' counts
   return *cache_.emplace(key, std::move(a)).first->second;
 }
 

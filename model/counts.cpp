@@ -70,9 +70,10 @@ Counts count_work(const Workload& w, const GeometryAnalysis& g) {
   // Every visited tile runs the full tile's instructions: masked scores and tail rows are
   // computed and then discarded (warps execute in lockstep), so per-tile counts apply as is.
   const TileInstructionCounts& t = g.per_kv_tile;
-  c.ffma = t.ffma * visits;
+  const double rows = B * N;  // the epilogue normalises each row that exists
+  c.ffma = t.ffma * visits + g.epilogue_ffma_per_row * rows;
   c.fp32_other = t.fp32_other * visits;
-  c.exp = t.exp * visits;
+  c.exp = t.exp * visits + g.epilogue_mufu_per_row * rows;
   c.shuffles = t.shuffles * visits;
   c.barriers = t.barriers * visits;
   c.smem_requests = g.requests_per_kv_tile * visits + g.requests_per_block * blocks;
@@ -86,8 +87,12 @@ Counts count_work(const Workload& w, const GeometryAnalysis& g) {
     double* wavefronts = s.op == SmemOp::Load    ? &c.smem_load_wavefronts
                          : s.op == SmemOp::Store ? &c.smem_store_wavefronts
                                                  : &c.smem_async_copy_wavefronts;
+    double* ideal = s.op == SmemOp::Load    ? &c.smem_load_ideal
+                    : s.op == SmemOp::Store ? &c.smem_store_ideal
+                                            : &c.smem_async_copy_ideal;
     *requests += s.requests * units;
     *wavefronts += s.wavefronts * units;
+    *ideal += s.ideal * units;
   }
   c.warp_instructions = (c.ffma + c.fp32_other + c.exp + c.shuffles) / 32.0 + c.smem_requests;
 

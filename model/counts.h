@@ -27,15 +27,19 @@ struct Counts {
   double useful_flops = 0;    // 4 d per unmasked (query, key) pair: 4 B N^2 d, or 2 B N (N+1) d causal
   double executed_flops = 0;  // 4 Br Bc d per visited tile: includes masked and tail work
   // Thread-level instruction counts (a full warp instruction counts 32).
+  // exp: exponentials plus the epilogue's reciprocals (MUFU, the XU pipe); ffma includes the
+  // epilogue's (GeometryAnalysis::epilogue_*_per_row, once per query row < N).
   double ffma = 0, fp32_other = 0, exp = 0, shuffles = 0;
   double barriers = 0;        // __syncthreads, block-level
   double smem_requests = 0, smem_wavefronts = 0, smem_ideal_wavefronts = 0;  // all shared-memory ops
   // The same by op, as Nsight Compute splits them (..._mem_shared_op_ld / _op_st / _op_ldgsts):
   // loads (LDS), stores from registers (STS) and cp.async copies (LDGSTS). All three occupy the
   // shared-memory pipe, so the time uses the totals above; compare op_st with store_* alone.
-  double smem_load_requests = 0, smem_load_wavefronts = 0;
-  double smem_store_requests = 0, smem_store_wavefronts = 0;
-  double smem_async_copy_requests = 0, smem_async_copy_wavefronts = 0;
+  // *_ideal: the conflict-free wavefronts (phases served), so wavefronts - ideal is what ncu's
+  // l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{ld,st} count (docs/counters.md).
+  double smem_load_requests = 0, smem_load_wavefronts = 0, smem_load_ideal = 0;
+  double smem_store_requests = 0, smem_store_wavefronts = 0, smem_store_ideal = 0;
+  double smem_async_copy_requests = 0, smem_async_copy_wavefronts = 0, smem_async_copy_ideal = 0;
   double warp_instructions = 0;  // counted ones: (FP32 + exp + shuffles) / 32 + shared requests
   // Bytes between the SMs and L2: Q read once, O written once, K and V once per visited tile.
   double l2_q_bytes = 0, l2_kv_bytes = 0, l2_o_bytes = 0;

@@ -29,6 +29,9 @@ struct GeometryAnalysis {
   int smem_bytes = 0;
   int registers_estimate = 0;
   TileInstructionCounts per_kv_tile;
+  // Thread-level instructions once per query row < N, in the epilogue (O / l): set for the
+  // shipped kernels by apply_compiled_instruction_correction() (model/compiled_instructions.h).
+  double epilogue_ffma_per_row = 0, epilogue_mufu_per_row = 0;
   long long q_bytes_per_block = 0, o_bytes_per_block = 0, kv_bytes_per_kv_tile = 0;
   bool kv_loads_overlap_compute = false;  // KernelGeometry's: the L2 latency per iteration is hidden
   std::vector<SiteAnalysis> sites;

@@ -17,7 +17,9 @@ DramEstimate estimate_dram(const Workload& w, const TileConfig& c, const Counts&
   e.reread_hit_fraction = e.working_set_bytes <= e.usable_l2_bytes ? 1.0 : e.usable_l2_bytes / e.working_set_bytes;
   const double compulsory_kv = 2.0 * double(w.B) * double(w.N) * w.d * 4.0;
   const double rereads = std::max(0.0, counts.l2_kv_bytes - compulsory_kv);
-  e.bytes = counts.dram_compulsory_bytes + (1.0 - e.reread_hit_fraction) * rereads;
+  e.sweeps_per_entry = R > 0 ? (Tr + R - 1) / R : 1;
+  const double far_rereads = std::min(rereads, double(e.sweeps_per_entry - 1) * compulsory_kv);
+  e.bytes = counts.dram_compulsory_bytes + (1.0 - e.reread_hit_fraction) * far_rereads;
   return e;
 }
 

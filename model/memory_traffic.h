@@ -1,14 +1,20 @@
 // DRAM bytes from the L2 capacity rule. K/V tiles are re-read by every query tile of their batch
-// entry; those re-reads hit L2 while the working set of the blocks in flight fits:
-//   entries in flight  E = min(B, ceil(R / Tr) + 1)      (R resident blocks, x = query tile fastest;
-//                                                         +1: a wave straddles two entries)
+// entry. The blocks of one entry that are resident together start together and sweep K/V in step,
+// so they share each tile within a short window: only the first of them can miss. An entry whose
+// Tr query tiles do not all fit on the GPU at once is swept S times, one after another, and
+// only those later sweeps re-read K/V from far back:
+//   sweeps per entry   S = ceil(Tr / R)                   (R resident blocks)
+//   entries in flight  E = min(B, ceil(R / Tr) + 1)      (x = query tile fastest; +1: a wave
+//                                                         straddles two entries)
 //   working set        W = E x (K + V of one entry) + R x (Q + O tile)
+//                          (between two sweeps of a tile: the entries' K/V and the Q and O
+//                           tiles streamed through L2 meanwhile)
 //   usable L2          C = l2_bytes / l2_partitions x l2_capacity_fraction
 //                          (two-partition L2s may hold a line shared by all SMs in both halves)
-//   DRAM bytes         = compulsory + (1 - min(1, C / W)) x (L2 K/V bytes - compulsory K/V bytes)
-// So DRAM stays at Q + K + V + O while W <= C and grows toward the L2-level figure as W outgrows
-// L2. The rule is conservative: blocks of one entry sweep K/V roughly in step, so the live window
-// is often smaller than the entry's whole K/V.
+//   DRAM bytes         = compulsory + (1 - min(1, C / W)) x min(L2 re-reads, (S - 1) x compulsory K/V)
+// (L2 re-reads: the L2 K/V bytes less the compulsory K/V.) Until 2026-11 the miss share applied
+// to every re-read (Tr - 1 sweeps, not S - 1): up to 300x the DRAM reads the H200 counted
+// (docs/counters.md, "Per-term check against the model").
 #pragma once
 
 #include "kernels/traits/tile_config.h"
@@ -24,6 +30,7 @@ struct DramEstimate {
   double usable_l2_bytes = 0;
   double reread_hit_fraction = 1;  // min(1, C / W)
   long long entries_in_flight = 0;
+  long long sweeps_per_entry = 1;  // S = ceil(Tr / R)
 };
 
 DramEstimate estimate_dram(const Workload& w, const TileConfig& c, const Counts& counts, long long resident_blocks,

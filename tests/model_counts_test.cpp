@@ -188,5 +188,51 @@ TEST(Counts, RegTileCpAsyncCopiesAreCountedApartFromStores) {
   EXPECT_DOUBLE_EQ(n.smem_async_copy_wavefronts, 4 * n.smem_async_copy_requests);
 }
 
+// FFMA and XU (MUFU) thread instructions of the compiled kernels, which the H200's CUPTI counters
+// match exactly on all 1525 measurements of profiles/nvidia-h200.json
+// (tests/model_counter_check_test.cpp): per K/V tile the QK^T and PV FMAs plus what each variant's
+// softmax fuses, per query row < N the epilogue's 1/l. N = 1000 leaves 24 or 40 tail rows that
+// run the loop but not the epilogue.
+TEST(Counts, CompiledFfmaAndMufuPerTileAndPerRow) {
+  const Workload w{3, 1000, 64, false, 0};
+  const double rows = 3.0 * 1000;
+  ConfigCatalog catalog;
+  {  // row_reg 128 x 32: one thread per row; exp per score and one rescale; __fdividef(1, l).
+    const Counts n = count_work(w, catalog.analysis({Variant::RowReg, 64, 128, 32, Layout::Plain}));
+    const double v = double(n.tiles.visits);
+    EXPECT_DOUBLE_EQ(n.ffma, 2.0 * 128 * 32 * 64 * v);
+    EXPECT_DOUBLE_EQ(n.exp, 128.0 * (32 + 1) * v + rows);
+  }
+  {  // warp_groups 64 x 32, G = 8 lanes per row pair: each lane's l = l * alpha + p is one FFMA
+     // per row and tile (Br x G); each lane exps its Bc / G keys and alpha, and divides at the end.
+    const Counts n = count_work(w, catalog.analysis({Variant::WarpGroups, 64, 64, 32, Layout::Plain}));
+    const double v = double(n.tiles.visits);
+    EXPECT_DOUBLE_EQ(n.ffma, (2.0 * 64 * 32 * 64 + 64.0 * 8) * v);
+    EXPECT_DOUBLE_EQ(n.exp, 64.0 * (32 + 8) * v + 8 * rows);
+  }
+  {  // regtile_2d 64 x 64: the exp2 argument fmaf(s, c, -m) per score, l = fmaf(l, alpha, sum)
+     // on one lane per row; 16 lanes per row exp their scores and alpha; 1.0f / l (IEEE: MUFU.RCP
+     // and two FFMAs) on each of the 16 lanes.
+    const Counts n = count_work(w, catalog.analysis({Variant::RegTile2D, 64, 64, 64, Layout::Padded}));
+    const double v = double(n.tiles.visits);
+    EXPECT_DOUBLE_EQ(n.ffma, (2.0 * 64 * 64 * 64 + 64.0 * 64 + 64) * v + 2 * 16 * rows);
+    EXPECT_DOUBLE_EQ(n.exp, 64.0 * (64 + 16) * v + 16 * rows);
+  }
+}
+
+// ncu's bank conflicts are wavefronts less the conflict-free ideal, per op (docs/counters.md).
+TEST(Counts, IdealWavefrontsByOp) {
+  const Workload t10{10, 2048, 64, false, 0};
+  ConfigCatalog catalog;
+  const Counts plain = count_work(t10, catalog.analysis({Variant::RowSmem, 64, 64, 32, Layout::Plain}));
+  EXPECT_DOUBLE_EQ(plain.smem_load_ideal + plain.smem_store_ideal + plain.smem_async_copy_ideal,
+                   plain.smem_ideal_wavefronts);
+  // S store: Bc 4-byte stores per warp per tile, one ideal wavefront each; the K and V tile
+  // stores: 64 x 32 floats each as float4 by 64 threads, 8 trips of 2 warps at 4 wavefronts.
+  const double v = double(plain.tiles.visits), blocks = double(plain.tiles.blocks);
+  EXPECT_DOUBLE_EQ(plain.smem_store_ideal, v * (2 * 32 + 2 * 8 * 2 * 4) + blocks * 16 * 2 * 4);
+  EXPECT_GT(plain.smem_store_wavefronts, plain.smem_store_ideal);  // the S column store is 32-way
+}
+
 }  // namespace
 }  // namespace flashtune::model

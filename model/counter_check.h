@@ -1,0 +1,97 @@
+// The model's counts, term by term, against the CUPTI counters a profile recorded for the same
+// (workload, config): DRAM bytes read and written, L2 bytes, shared-memory wavefronts and bank
+// conflicts by op, FFMA and XU thread instructions. Each term says which model quantity it
+// compares with which metric; docs/counters.md ("Per-term check against the model") says which
+// terms are exact and why the others are not. Host-only: the caller reads the profile.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kernels/traits/tile_config.h"
+#include "model/coefficients.h"
+#include "model/gpu_spec.h"
+
+namespace flashtune::model {
+
+// One measurement's counters and what identifies it (a profile's ok measurement).
+struct CounterObservation {
+  std::string workload_name;
+  Workload workload;
+  TileConfig config;
+  int registers = 0;                       // compiled registers per thread; 0: the traits' estimate
+  std::map<std::string, double> counters;  // CUPTI metric name -> value
+};
+
+enum class CounterTerm {
+  DramRead,        // dram__bytes_read.sum             vs the DRAM estimate less O's write
+  DramWrite,       // dram__bytes_write.sum            vs O's bytes (4 B N d)
+  L2Bytes,         // lts__t_bytes.sum                 vs Q + K/V re-reads + O between SMs and L2
+  SharedLdWaves,   // ..._wavefronts_mem_shared_op_ld  vs the load sites' simulated wavefronts
+  SharedStWaves,   // ..._wavefronts_mem_shared_op_st  vs the store sites' (cp.async copies are op_ldgsts)
+  SharedLdConflicts,  // ..._bank_conflicts_..._op_ld  vs load wavefronts - ideal
+  SharedStConflicts,  // ..._bank_conflicts_..._op_st  vs store wavefronts - ideal
+  SharedLdIdeal,   // ld wavefronts - ld conflicts       vs the load sites' conflict-free wavefronts
+  SharedStIdeal,   // st wavefronts - st conflicts       vs the store sites' conflict-free wavefronts
+  Ffma,            // sm__sass_thread_inst_executed_op_ffma_pred_on.sum  vs counts.ffma
+  Xu,              // smsp__thread_inst_executed_pipe_xu_pred_on.sum     vs counts.exp
+};
+
+struct CounterTermInfo {
+  CounterTerm term;
+  const char* name;    // "dram_read", "shared_ld_conflicts", ... (the --term value)
+  const char* metric;  // the CUPTI metric
+  const char* minus;   // a metric subtracted from it (the ideal terms), or nullptr
+  const char* model;   // the model quantity, in words
+  bool shared;         // a shared-memory term: broken down by variant and layout
+  // Conflict terms: the error is taken relative to the op's measured wavefronts (their share of
+  // the traffic), since a conflict-free layout measures a few hundred conflicts or none at all.
+  const char* relative_to;  // metric of the denominator; nullptr: the counter value itself
+};
+
+// Every term, in table order.
+const std::vector<CounterTermInfo>& counter_terms();
+// The term named `name`; throws std::invalid_argument listing the names otherwise.
+const CounterTermInfo& counter_term(const std::string& name);
+
+struct CounterPair {
+  const CounterObservation* observation = nullptr;
+  double model = 0;
+  double measured = 0;   // metric (less `minus`)
+  double reference = 0;  // the denominator of the relative error (see relative_to)
+  // (model - measured) / reference; 0 when both are 0.
+  double rel_error() const;
+};
+
+struct ErrorSummary {
+  std::string group;  // "all", a variant ("row_reg") or variant/layout ("row_smem/plain")
+  int n = 0;
+  double median_abs = 0, max_abs = 0;  // of |rel_error|
+  double median_signed = 0;            // of rel_error: the direction of the bias
+  double within_5pct = 0;              // share of pairs with |rel_error| <= 0.05
+};
+
+struct TermCheck {
+  CounterTermInfo info;
+  std::vector<CounterPair> pairs;   // observation order
+  ErrorSummary all;
+  std::vector<ErrorSummary> groups;  // per variant, or per variant/layout for shared terms
+  // The k pairs with the largest |rel_error|, largest first.
+  std::vector<const CounterPair*> worst(int k) const;
+};
+
+struct CounterCheck {
+  std::vector<TermCheck> terms;
+  std::vector<std::string> skipped;  // observations the model refused, or lacking a counter, with why
+};
+
+// Predicts every observation on `gpu` with coefficients `k` and pairs each term's model value with
+// its counter. Observations without counters are skipped silently; a missing metric skips that
+// term of that observation (listed in `skipped`). The observations must outlive the result.
+CounterCheck check_counters(const std::vector<CounterObservation>& observations, const GpuSpec& gpu,
+                            const Coefficients& k);
+
+ErrorSummary summarize_errors(const std::string& group, const std::vector<const CounterPair*>& pairs);
+
+}  // namespace flashtune::model
