@@ -22,6 +22,7 @@
 #include "model/predict.h"
 #include "model/prediction_json.h"
 #include "model/profile.h"
+#include "model/rank.h"
 
 namespace flashtune::app {
 namespace {
@@ -207,26 +208,24 @@ int predict_command(const PredictOptions& o) {
     w = workload_of(o);
     gpu = gpu_of(o);
     profile = profile_of(o);
-    for (const TileConfig& c : configs_of(o, w)) {
+    model::Ranking ranking = model::rank_configs(w, configs_of(o, w), gpu, profile, catalog);
+    if (!o.all && !ranking.refused.empty())
+      throw BadInput(ranking.refused.front().config.name() + " cannot run on " + gpu.name + ": " +
+                     ranking.refused.front().reason);
+    for (const model::RefusedConfig& c : ranking.refused) refused.emplace_back(c.config, c.reason);
+    for (model::RankedConfig& ranked : ranking.ranked) {
       Row r;
-      r.config = c;
-      r.geometry = &catalog.analysis(c);
-      r.prediction = model::predict(w, *r.geometry, gpu, profile.coefficients, profile.registers_for(c.name()));
-      if (!r.prediction.refusal.empty()) {
-        if (!o.all) throw BadInput(c.name() + " cannot run on " + gpu.name + ": " + r.prediction.refusal);
-        refused.emplace_back(c, r.prediction.refusal);
-        continue;
-      }
+      r.config = ranked.config;
+      r.geometry = ranked.geometry;
+      r.prediction = std::move(ranked.prediction);
       r.roofline = model::roofline_time(w, gpu);
-      r.seed = model::seed_model_time(w, c, gpu);
+      r.seed = model::seed_model_time(w, r.config, gpu);
       rows.push_back(std::move(r));
     }
   } catch (const BadInput& e) {
     std::fprintf(stderr, "flashtune predict: %s\n", e.what());
     return kExitUsage;
   }
-  std::stable_sort(rows.begin(), rows.end(),
-                   [](const Row& a, const Row& b) { return a.prediction.time_s < b.prediction.time_s; });
 
   if (o.json) {
     nlohmann::json out = {{"schema_version", 1},

@@ -1,5 +1,5 @@
 // `flashtune run`: one kernel config (or every compiled config of the workload's d with
-// --all-configs) on one workload, on random inputs or Q, K, V from .npy files; optional check
+// --all-configs, or the dispatcher's pick with --auto, docs/dispatch.md) on one workload, on random inputs or Q, K, V from .npy files; optional check
 // against the double reference, timing through the harness (docs/measurement.md), O to .npy.
 // Every argument and input file is validated before the first CUDA call, so bad input gets the
 // same one-line answer (exit 2) on machines with and without a GPU.
@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "dispatch/dispatcher.h"
 #include "exit_codes.h"
 #include "kernels/reference.h"
 #include "kernels/registry.h"
@@ -40,6 +41,8 @@ struct RunOptions {
   std::uint64_t seed = 1;
   float range = 1.0f;
   bool check = false, no_time = false, json = false, all_configs = false;
+  bool auto_config = false;  // --auto: the dispatcher picks the config
+  std::string profile_path;  // --profile for --auto; default profiles/<gpu>.json when present
   double time_cap_s = 2.0, rel_stdev = 0.01;
   int min_samples = 10, max_samples = 2000;
   double warmup_ms = 50;
@@ -131,6 +134,54 @@ void validate_run_options(const RunOptions& o) {
     throw UsageError("max-samples=" + std::to_string(o.max_samples) + ": must be >= min-samples (" +
                      std::to_string(o.min_samples) + ")");
   if (o.all_configs && !o.out_path.empty()) throw UsageError("--out needs a single config, not --all-configs");
+  if (o.auto_config) {
+    const char* pinned = !o.variant.empty() ? "--variant" : given(o.Br_opt) ? "--Br" : given(o.Bc_opt) ? "--Bc"
+                         : !o.layout.empty() ? "--layout" : o.all_configs ? "--all-configs" : nullptr;
+    if (pinned) throw UsageError(std::string("--auto picks the config itself; drop ") + pinned);
+  } else if (!o.profile_path.empty()) {
+    throw UsageError("--profile goes with --auto");
+  }
+}
+
+// ---- --auto: the dispatcher's choice ------------------------------------------------------
+
+struct AutoChoice {
+  Choice choice;
+  std::string profile;  // the profile the dispatcher read; empty: model only
+};
+
+// Exit 2 for bad input (profile, spec), 4 when nothing can run the workload on this device.
+AutoChoice auto_choice(const DeviceLimits& limits, std::optional<DispatchProfile> profile, const Workload& w) {
+  try {
+    const Dispatcher dispatcher = Dispatcher::for_device(limits, std::move(profile));
+    return {dispatcher.choose(w), dispatcher.profile() ? dispatcher.profile()->path : ""};
+  } catch (const DispatchError& e) {
+    throw CommandError{e.kind() == DispatchError::Kind::Unsupported ? kExitUnsupported : kExitUsage, e.what()};
+  }
+}
+
+json choice_json(const AutoChoice& a) {
+  const Choice& c = a.choice;
+  json j = {{"config", c.config.name()},
+            {"source", choice_source_name(c.source)},
+            {"why", c.why()},
+            {"profile", a.profile.empty() ? json(nullptr) : json(a.profile)}};
+  if (c.source == ChoiceSource::ProfileBest) {
+    j["workload"] = c.workload_name;
+    j["measured_ms"] = c.measured_ms;
+  } else {
+    j["predicted_ms"] = c.predicted_ms;
+    j["rank"] = c.rank;
+    j["candidates"] = c.candidates;
+  }
+  if (!c.note.empty()) j["note"] = c.note;
+  return j;
+}
+
+void print_choice(const AutoChoice& a) {
+  std::printf("chosen    %s (%s)\n", a.choice.why().c_str(),
+              a.profile.empty() ? "no profile: model only" : ("profile " + a.profile).c_str());
+  if (!a.choice.note.empty()) std::printf("note      %s\n", a.choice.note.c_str());
 }
 
 // ---- one config on the GPU -----------------------------------------------------------------
@@ -250,10 +301,11 @@ std::string workload_line(const Workload& w) {
   return buf;
 }
 
-void print_single(const ConfigResult& r, const Workload& w, const DeviceLimits& dev) {
+void print_single(const ConfigResult& r, const Workload& w, const DeviceLimits& dev, const AutoChoice* chosen) {
   std::printf("device    %s (%d SMs, L2 %.0f MiB)\n", dev.name.c_str(), dev.sm_count, double(dev.l2_bytes) / (1 << 20));
   std::printf("workload  %s\n", workload_line(w).c_str());
   std::printf("config    %s\n", r.config.name().c_str());
+  if (chosen) print_choice(*chosen);
   if (r.status != "ok" && !r.reason.empty()) std::printf("status    %s: %s\n", r.status.c_str(), r.reason.c_str());
   if (r.check)
     std::printf("check     max_abs %.3e  rel_l2 %.3e  nonfinite %lld  -> %s (rel_l2 tolerance %.0e)\n", r.check->max_abs,
@@ -298,15 +350,22 @@ void print_table(const std::vector<ConfigResult>& results, const Workload& w, co
 int run_command(const RunOptions& o) {
   ResolvedInputs in;
   std::vector<TileConfig> configs;
+  std::optional<DispatchProfile> profile;  // --auto --profile: read before any CUDA call
   try {
     validate_run_options(o);
     const ConfigRequest request = config_request(o);
     in = resolve_inputs(o);
-    const TileConfig chosen = select_config(in.workload.d, request, default_config(in.workload));
-    configs = o.all_configs ? matching_configs(in.workload.d, request) : std::vector<TileConfig>{chosen};
+    if (o.auto_config) {
+      if (!o.profile_path.empty()) profile = load_dispatch_profile(o.profile_path);
+    } else {
+      const TileConfig chosen = select_config(in.workload.d, request, default_config(in.workload));
+      configs = o.all_configs ? matching_configs(in.workload.d, request) : std::vector<TileConfig>{chosen};
+    }
   } catch (const UsageError& e) {
     throw CommandError{kExitUsage, e.what()};
   } catch (const npy::NpyError& e) {
+    throw CommandError{kExitUsage, e.what()};
+  } catch (const DispatchError& e) {
     throw CommandError{kExitUsage, e.what()};
   }
 
@@ -318,6 +377,11 @@ int run_command(const RunOptions& o) {
     limits = DeviceLimits::query(o.device);
   } catch (const std::exception& e) {
     throw CommandError{kExitNoDevice, std::string("flashtune run needs a CUDA GPU: ") + e.what()};
+  }
+  std::optional<AutoChoice> chosen;
+  if (o.auto_config) {
+    chosen = auto_choice(limits, std::move(profile), w);
+    configs = {chosen->choice.config};
   }
   // A single config the device cannot run is refused before any allocation.
   if (!o.all_configs) {
@@ -379,12 +443,13 @@ int run_command(const RunOptions& o) {
                 {"results", json::array()}};
     for (const ConfigResult& r : results) doc["results"].push_back(result_json(r));
     if (o.all_configs) doc["best"] = best ? json(best->config.name()) : json(nullptr);
+    if (chosen) doc["choice"] = choice_json(*chosen);
     if (!o.out_path.empty()) doc["out"] = o.out_path;
     std::printf("%s\n", doc.dump(2).c_str());
   } else if (o.all_configs) {
     print_table(results, w, limits, best);
   } else {
-    print_single(results.front(), w, limits);
+    print_single(results.front(), w, limits, chosen ? &*chosen : nullptr);
     if (!o.out_path.empty()) std::printf("out       %s\n", o.out_path.c_str());
   }
 
@@ -413,6 +478,10 @@ void register_run(CLI::App& app) {
   o->Bc_opt = sub->add_option("--Bc", o->Bc, "Key/value rows per iteration");
   sub->add_option("--layout", o->layout, "Shared-memory layout (plain, padded, swizzled)");
   sub->add_flag("--all-configs", o->all_configs, "Run every compiled config of the workload's d (filtered by the above)");
+  sub->add_flag("--auto", o->auto_config,
+                "Let the dispatcher pick the config: the profile's measured best, else the model's rank 1");
+  sub->add_option("--profile", o->profile_path,
+                  "Profile for --auto (default: profiles/<this GPU's spec>.json when it exists, else the model alone)");
   sub->add_option("--q", o->q_path, "Q from a .npy file, float32 [B, N, d]");
   sub->add_option("--k", o->k_path, "K from a .npy file, float32 [B, N, d]");
   sub->add_option("--v", o->v_path, "V from a .npy file, float32 [B, N, d]");

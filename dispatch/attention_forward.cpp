@@ -1,0 +1,24 @@
+#include "dispatch/attention_forward.h"
+
+#include "kernels/registry.h"
+
+namespace flashtune {
+
+cudaError_t attention_forward(const float* q, const float* k, const float* v, float* o, const Workload& w,
+                              cudaStream_t stream, const Dispatcher& dispatcher) {
+  const Choice choice = dispatcher.choose(w);
+  // choose() only returns configs found in the registry.
+  return find_kernel(choice.config)->launch(q, k, v, o, w, stream);
+}
+
+cudaError_t attention_forward(const float* q, const float* k, const float* v, float* o, long long B, long long N,
+                              int d, bool causal, cudaStream_t stream, const Dispatcher& dispatcher) {
+  Workload w;
+  w.B = B;
+  w.N = N;
+  w.d = d;
+  w.causal = causal;
+  return attention_forward(q, k, v, o, w, stream, dispatcher);
+}
+
+}  // namespace flashtune

@@ -1,0 +1,26 @@
+// The library call: FlashAttention forward with the kernel config the dispatcher picks for the
+// workload (dispatch/dispatcher.h, docs/dispatch.md).
+//
+//   flashtune::Dispatcher dispatcher = flashtune::Dispatcher::for_device(0);  // profiles/<gpu>.json
+//   cudaError_t e = flashtune::attention_forward(q, k, v, o, B, N, d, causal, stream, dispatcher);
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include "dispatch/dispatcher.h"
+#include "kernels/traits/tile_config.h"
+
+namespace flashtune {
+
+// q, k, v, o: device pointers of B*N*d floats, [B, N, d] row-major (B = batch x heads); softmax
+// scale w.scale (<= 0: 1/sqrt(d)). Launches on `stream` without synchronising and returns the
+// launch's error. The dispatcher's device must be the stream's. Throws DispatchError when no
+// config can be chosen (d not compiled, nothing the device can run).
+cudaError_t attention_forward(const float* q, const float* k, const float* v, float* o, const Workload& w,
+                              cudaStream_t stream, const Dispatcher& dispatcher);
+
+// The same with scale 1/sqrt(d).
+cudaError_t attention_forward(const float* q, const float* k, const float* v, float* o, long long B, long long N,
+                              int d, bool causal, cudaStream_t stream, const Dispatcher& dispatcher);
+
+}  // namespace flashtune

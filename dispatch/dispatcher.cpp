@@ -1,0 +1,138 @@
+#include "dispatch/dispatcher.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <utility>
+
+#include "model/config_catalog.h"
+#include "model/rank.h"
+#include "tuner/config_select.h"
+#include "tuner/workload_set.h"
+
+namespace flashtune {
+namespace {
+
+std::string ms_text(double ms) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4f ms", ms);
+  return buf;
+}
+
+}  // namespace
+
+const char* choice_source_name(ChoiceSource s) {
+  return s == ChoiceSource::ProfileBest ? "profile-best" : "model";
+}
+
+std::string Choice::why() const {
+  if (source == ChoiceSource::ProfileBest) return "profile best for " + workload_name + ", measured " + ms_text(measured_ms);
+  return "model rank " + std::to_string(rank) + " of " + std::to_string(candidates) + ", predicted " +
+         ms_text(predicted_ms);
+}
+
+Dispatcher::Dispatcher(std::optional<DispatchProfile> profile, model::GpuSpec spec, DeviceLimits device)
+    : profile_(std::move(profile)), spec_(std::move(spec)), device_(std::move(device)) {}
+
+Choice Dispatcher::choose(const Workload& w) const {
+  const Key key{w.B, w.N, w.d, w.causal};
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+  }
+  // Choosing runs the model over a few dozen configs (well under a millisecond each); done outside
+  // the lock so other workloads are not held up. Two threads racing on one new workload both
+  // compute the same answer; the first stored wins.
+  Choice c = choose_uncached(w);
+  std::lock_guard<std::mutex> lock(mutex_);
+  return cache_.emplace(key, std::move(c)).first->second;
+}
+
+std::size_t Dispatcher::cached_choices() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return cache_.size();
+}
+
+Choice Dispatcher::choose_uncached(const Workload& w) const {
+  if (w.B < 1 || w.N < 1)
+    throw DispatchError(DispatchError::Kind::BadInput,
+                        "B=" + std::to_string(w.B) + " N=" + std::to_string(w.N) + ": both must be >= 1");
+  const std::vector<int> dims = compiled_head_dims();
+  if (std::find(dims.begin(), dims.end(), w.d) == dims.end())
+    throw DispatchError(DispatchError::Kind::BadInput,
+                        "unsupported d=" + std::to_string(w.d) + " (compiled: " + join_ints(dims) + ")");
+  std::string note;
+  if (std::optional<Choice> measured = profile_choice(w, note)) return *measured;
+  Choice c = model_choice(w);
+  c.note = note;
+  return c;
+}
+
+// (a) The measured best of the profile's workload with the same dimensions, when this build can
+// run it here; `note` says why a matched best was passed over.
+std::optional<Choice> Dispatcher::profile_choice(const Workload& w, std::string& note) const {
+  if (!profile_) return std::nullopt;
+  const NamedWorkload* match = nullptr;
+  for (const NamedWorkload& nw : profile_->workloads)
+    if (same_dimensions(nw.workload, w)) match = &nw;
+  if (!match) return std::nullopt;
+  const auto best = profile_->best.find(match->name);
+  if (best == profile_->best.end()) {
+    note = "profile has no ok measurement for " + match->name;
+    return std::nullopt;
+  }
+  const std::string& name = best->second.config;
+  const std::optional<TileConfig> config = parse_config_name(name);
+  const KernelInstance* kernel = config ? find_kernel(*config) : nullptr;
+  if (!kernel) {
+    note = "profile best for " + match->name + " (" + name + ") is not compiled in this build";
+    return std::nullopt;
+  }
+  if (const Support s = kernel->can_implement(w, device_); !s) {
+    note = "profile best for " + match->name + " (" + name + ") cannot run here: " + s.reason;
+    return std::nullopt;
+  }
+  Choice c;
+  c.config = *config;
+  c.source = ChoiceSource::ProfileBest;
+  c.workload_name = match->name;
+  c.measured_ms = best->second.median_ms;
+  return c;
+}
+
+// (b) The model's fastest among the compiled configs of d that the device can run.
+Choice Dispatcher::model_choice(const Workload& w) const {
+  std::vector<TileConfig> candidates;
+  std::string first_refusal;
+  int compiled = 0;
+  for (const TileConfig& c : model::compiled_tile_configs()) {
+    if (c.d != w.d) continue;
+    ++compiled;
+    const KernelInstance* kernel = find_kernel(c);
+    const Support s = kernel ? kernel->can_implement(w, device_) : Support::no("not in the kernel registry");
+    if (s)
+      candidates.push_back(c);
+    else if (first_refusal.empty())
+      first_refusal = c.name() + ": " + s.reason;
+  }
+  model::ConfigCatalog catalog;
+  const model::ModelProfile no_profile;
+  const model::Ranking ranking =
+      model::rank_configs(w, candidates, spec_, profile_ ? profile_->model : no_profile, catalog);
+  if (ranking.ranked.empty()) {
+    if (first_refusal.empty() && !ranking.refused.empty())
+      first_refusal = ranking.refused.front().config.name() + ": " + ranking.refused.front().reason;
+    throw DispatchError(DispatchError::Kind::Unsupported,
+                        "none of the " + std::to_string(compiled) + " compiled configs of d=" + std::to_string(w.d) +
+                            " can run " + describe_workload(w) + " on " + device_.name + " (first: " +
+                            first_refusal + ")");
+  }
+  Choice c;
+  c.config = ranking.ranked.front().config;
+  c.source = ChoiceSource::Model;
+  c.predicted_ms = ranking.ranked.front().prediction.time_s * 1e3;
+  c.rank = 1;
+  c.candidates = static_cast<int>(ranking.ranked.size());
+  return c;
+}
+
+}  // namespace flashtune

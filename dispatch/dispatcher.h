@@ -1,0 +1,122 @@
+// The dispatcher: which compiled kernel config runs a workload, decided once per workload and
+// cached. Two sources, in order (docs/dispatch.md):
+//   (a) the profile's measured best (profiles/<gpu>.json, schema v1) when the workload's B, N, d
+//       and causal flag equal a measured workload's, and that config is compiled here and can run
+//       on the device;
+//   (b) otherwise the model's rank 1 (model/rank.h, with the profile's fitted coefficients and
+//       compiled register counts) among the compiled configs of that d the device can run.
+// choose() is host-only: it reads the device's limits from the Dispatcher, never from CUDA, so it
+// can be tested (and used for planning) on a machine without GPU.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "kernels/registry.h"
+#include "kernels/traits/tile_config.h"
+#include "model/gpu_spec.h"
+#include "model/profile.h"
+#include "tuner/profile.h"
+
+namespace flashtune {
+
+// Why no config could be chosen; what() is one line naming the file or value.
+class DispatchError : public std::runtime_error {
+ public:
+  enum class Kind {
+    BadInput,      // profile missing or malformed, no GPU spec, d not compiled, B or N < 1
+    Unsupported,   // no compiled config of that d can run the workload on the device
+  };
+  DispatchError(Kind kind, const std::string& what) : std::runtime_error(what), kind_(kind) {}
+  Kind kind() const { return kind_; }
+
+ private:
+  Kind kind_;
+};
+
+// What a dispatcher reads from a profile: the GPU it was measured on, the measured workloads and
+// their best configs, and the model's inputs (fitted coefficients, compiled register counts).
+struct DispatchProfile {
+  std::string path;
+  std::string gpu_spec;  // configs/gpus stem of the measuring GPU ("nvidia-h200")
+  std::vector<NamedWorkload> workloads;
+  std::map<std::string, BestConfig> best;  // by workload name
+  model::ModelProfile model;
+};
+
+// Throws DispatchError(BadInput, "<path>: cannot open profile") and the like, one line.
+DispatchProfile load_dispatch_profile(const std::string& path);
+
+// Where for_device() looks for profiles/<spec>.json: $FLASHTUNE_PROFILE_DIR if set, else the
+// source tree's profiles/ (compiled in).
+std::string default_profile_dir();
+
+// A device's limits as its spec sheet gives them (global memory unknown: 0, not checked). What
+// can_implement() checks when choosing for a GPU that is not present.
+DeviceLimits device_limits_from_spec(const model::GpuSpec& spec);
+
+enum class ChoiceSource { ProfileBest, Model };
+const char* choice_source_name(ChoiceSource s);  // "profile-best" | "model"
+
+struct Choice {
+  TileConfig config;
+  ChoiceSource source = ChoiceSource::Model;
+  std::string workload_name;  // profile-best: the measured workload that matched
+  double measured_ms = 0;     // profile-best: its median time in the profile
+  double predicted_ms = 0;    // model: the model's time for the config
+  int rank = 0;               // model: 1
+  int candidates = 0;         // model: configs ranked (compiled, of that d, the device can run)
+  std::string note;           // a matched workload whose best was not usable, and why; else empty
+  // "profile best for t10, measured 0.3511 ms" | "model rank 1 of 39, predicted 0.3500 ms"
+  std::string why() const;
+};
+
+class Dispatcher {
+ public:
+  // profile: optional (model only without it); spec: the GPU the model predicts for; device: what
+  // can_implement() checks. Nothing is compared here: the caller says they belong together.
+  Dispatcher(std::optional<DispatchProfile> profile, model::GpuSpec spec, DeviceLimits device);
+
+  // Host-only: a profile path and/or a GPU ("h200", a configs/gpus stem, or a spec file *.json).
+  // Without gpu, the profile's gpu.spec names it; with both, they must name the same GPU. The
+  // device limits come from the spec. Throws DispatchError(BadInput).
+  static Dispatcher from_files(const std::string& profile_path, const std::string& gpu = "");
+
+  // For a real device: its spec found by its name in configs/gpus, and `profile` when given, else
+  // profiles/<spec>.json when that file exists, else the model alone. A given profile measured on
+  // another GPU is refused. Throws DispatchError(BadInput).
+  static Dispatcher for_device(const DeviceLimits& device, std::optional<DispatchProfile> profile);
+  // The same after DeviceLimits::query(device) (throws std::runtime_error without a usable GPU)
+  // and loading profile_path when not empty.
+  static Dispatcher for_device(int device = 0, const std::string& profile_path = "");
+
+  // The config for `w` (scale is ignored: it does not change the speed). Cached per (B, N, d,
+  // causal); thread-safe. Throws DispatchError (errors are not cached).
+  Choice choose(const Workload& w) const;
+
+  const DispatchProfile* profile() const { return profile_ ? &*profile_ : nullptr; }
+  const model::GpuSpec& spec() const { return spec_; }
+  const DeviceLimits& device() const { return device_; }
+  // Workloads chosen so far (each chosen once).
+  std::size_t cached_choices() const;
+
+ private:
+  Choice choose_uncached(const Workload& w) const;
+  std::optional<Choice> profile_choice(const Workload& w, std::string& note) const;
+  Choice model_choice(const Workload& w) const;
+
+  std::optional<DispatchProfile> profile_;
+  model::GpuSpec spec_;
+  DeviceLimits device_;
+  using Key = std::tuple<long long, long long, int, bool>;
+  mutable std::mutex mutex_;
+  mutable std::map<Key, Choice> cache_;
+};
+
+}  // namespace flashtune

@@ -1,0 +1,102 @@
+// Where a dispatcher's inputs come from: the profile file, the GPU spec, the device's limits.
+#include <cstdlib>
+#include <filesystem>
+#include <utility>
+
+#include "dispatch/dispatcher.h"
+#include "tuner/tune_plan.h"
+
+#ifndef FLASHTUNE_DEFAULT_PROFILE_DIR
+#define FLASHTUNE_DEFAULT_PROFILE_DIR "profiles"
+#endif
+
+namespace flashtune {
+namespace {
+
+[[noreturn]] void bad_input(const std::string& what) { throw DispatchError(DispatchError::Kind::BadInput, what); }
+
+// "configs/gpus/nvidia-h200.json" -> "nvidia-h200", the name profiles record in gpu.spec.
+std::string spec_stem(const model::GpuSpec& spec) { return std::filesystem::path(spec.file).stem().string(); }
+
+// A name or alias from configs/gpus, or a spec file when it ends in .json.
+model::GpuSpec gpu_spec_for(const std::string& gpu) {
+  try {
+    if (std::filesystem::path(gpu).extension() == ".json") return model::load_gpu_spec(gpu);
+    return model::find_gpu_spec(gpu, model::default_gpu_spec_dir());
+  } catch (const std::runtime_error& e) {
+    bad_input(e.what());
+  }
+}
+
+void require_same_gpu(const DispatchProfile& profile, const std::string& stem) {
+  if (profile.gpu_spec != stem)
+    bad_input(profile.path + ": measured on " + profile.gpu_spec + ", not on " + stem);
+}
+
+}  // namespace
+
+DispatchProfile load_dispatch_profile(const std::string& path) {
+  DispatchProfile d;
+  d.path = path;
+  try {
+    Profile p = load_profile(path);
+    d.gpu_spec = p.gpu.spec;
+    d.workloads = std::move(p.workloads);
+    d.best = std::move(p.best);
+    d.model = model::load_model_profile(path);
+  } catch (const std::runtime_error& e) {  // ProfileError and the model's loader: one line naming the file
+    bad_input(e.what());
+  }
+  return d;
+}
+
+std::string default_profile_dir() {
+  if (const char* dir = std::getenv("FLASHTUNE_PROFILE_DIR"); dir && *dir) return dir;
+  return FLASHTUNE_DEFAULT_PROFILE_DIR;
+}
+
+DeviceLimits device_limits_from_spec(const model::GpuSpec& spec) {
+  DeviceLimits d;
+  d.name = spec.name;
+  d.cc_major = spec.cc_major;
+  d.cc_minor = spec.cc_minor;
+  d.sm_count = spec.sm_count;
+  d.max_threads_per_block = spec.max_threads_per_block;
+  d.max_threads_per_sm = spec.max_threads_per_sm;
+  d.smem_per_block_optin = spec.smem_per_block_optin_bytes;
+  d.smem_per_sm = spec.smem_per_sm_bytes;
+  d.regs_per_sm = spec.registers_per_sm;
+  d.l2_bytes = spec.l2_bytes;
+  return d;
+}
+
+Dispatcher Dispatcher::from_files(const std::string& profile_path, const std::string& gpu) {
+  if (profile_path.empty() && gpu.empty()) bad_input("the dispatcher needs a profile or a GPU spec");
+  std::optional<DispatchProfile> profile;
+  if (!profile_path.empty()) profile = load_dispatch_profile(profile_path);
+  model::GpuSpec spec = gpu_spec_for(gpu.empty() ? profile->gpu_spec : gpu);
+  if (profile) require_same_gpu(*profile, spec_stem(spec));
+  DeviceLimits limits = device_limits_from_spec(spec);
+  return Dispatcher(std::move(profile), std::move(spec), std::move(limits));
+}
+
+Dispatcher Dispatcher::for_device(const DeviceLimits& device, std::optional<DispatchProfile> profile) {
+  const std::string stem = gpu_spec_name(device.name, model::default_gpu_spec_dir());
+  model::GpuSpec spec = gpu_spec_for(stem);
+  if (profile) {
+    require_same_gpu(*profile, stem);
+  } else {
+    const std::filesystem::path path = std::filesystem::path(default_profile_dir()) / (stem + ".json");
+    if (std::filesystem::exists(path)) profile = load_dispatch_profile(path.string());
+  }
+  return Dispatcher(std::move(profile), std::move(spec), device);
+}
+
+Dispatcher Dispatcher::for_device(int device, const std::string& profile_path) {
+  const DeviceLimits limits = DeviceLimits::query(device);
+  std::optional<DispatchProfile> profile;
+  if (!profile_path.empty()) profile = load_dispatch_profile(profile_path);
+  return for_device(limits, std::move(profile));
+}
+
+}  // namespace flashtune

@@ -1,0 +1,26 @@
+#include "model/rank.h"
+
+#include <algorithm>
+
+namespace flashtune::model {
+
+Ranking rank_configs(const Workload& w, const std::vector<TileConfig>& configs, const GpuSpec& gpu,
+                     const ModelProfile& profile, ConfigCatalog& catalog) {
+  Ranking r;
+  for (const TileConfig& c : configs) {
+    RankedConfig row;
+    row.config = c;
+    row.geometry = &catalog.analysis(c);
+    row.prediction = predict(w, *row.geometry, gpu, profile.coefficients, profile.registers_for(c.name()));
+    if (!row.prediction.refusal.empty())
+      r.refused.push_back({c, row.prediction.refusal});
+    else
+      r.ranked.push_back(std::move(row));
+  }
+  std::stable_sort(r.ranked.begin(), r.ranked.end(), [](const RankedConfig& a, const RankedConfig& b) {
+    return a.prediction.time_s < b.prediction.time_s;
+  });
+  return r;
+}
+
+}  // namespace flashtune::model

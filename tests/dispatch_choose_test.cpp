@@ -1,0 +1,250 @@
+// The dispatcher's choice, host-only (no GPU): a measured workload gets the profile's best, an
+// unmeasured one the model's rank 1 (recomputed here from model::predict, not from the ranking the
+// dispatcher uses), the causal flag is part of the workload, and every refusal is one clear line.
+// Fixture: tests/data/dispatch_profile.json (H200, d=64 configs of the small kernel set, which the
+// full set also compiles).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <string>
+
+#include "dispatch/dispatcher.h"
+#include "kernels/registry.h"
+#include "model/config_catalog.h"
+#include "model/gpu_spec.h"
+#include "model/predict.h"
+#include "model/profile.h"
+#include "tuner/config_select.h"
+#include "tuner/profile.h"
+
+namespace flashtune {
+namespace {
+
+const std::string kFixture = FLASHTUNE_DISPATCH_FIXTURE;
+
+Workload workload(long long B, long long N, int d, bool causal = false) {
+  Workload w;
+  w.B = B;
+  w.N = N;
+  w.d = d;
+  w.causal = causal;
+  return w;
+}
+
+const NamedWorkload& fixture_workload(const Profile& p, const std::string& name) {
+  for (const NamedWorkload& w : p.workloads)
+    if (w.name == name) return w;
+  throw std::runtime_error("fixture has no workload " + name);
+}
+
+// The model's fastest config for w, computed config by config: every compiled config of w.d that
+// the device can run, predicted with the profile's coefficients and registers.
+struct ModelPick {
+  TileConfig config;
+  double ms = std::numeric_limits<double>::infinity();
+  int candidates = 0;
+};
+ModelPick model_pick(const Workload& w, const model::GpuSpec& gpu, const DeviceLimits& dev,
+                     const model::ModelProfile& profile) {
+  ModelPick best;
+  model::ConfigCatalog catalog;
+  for (const TileConfig& c : model::compiled_tile_configs()) {
+    if (c.d != w.d || !find_kernel(c)->can_implement(w, dev)) continue;
+    const model::Prediction p =
+        model::predict(w, catalog.analysis(c), gpu, profile.coefficients, profile.registers_for(c.name()));
+    if (!p.refusal.empty()) continue;
+    ++best.candidates;
+    if (p.time_s * 1e3 < best.ms) {
+      best.ms = p.time_s * 1e3;
+      best.config = c;
+    }
+  }
+  return best;
+}
+
+std::string error_of(const std::function<void()>& f, DispatchError::Kind* kind = nullptr) {
+  try {
+    f();
+  } catch (const DispatchError& e) {
+    if (kind) *kind = e.kind();
+    return e.what();
+  }
+  return "(no error)";
+}
+
+class DispatchChoose : public ::testing::Test {
+ protected:
+  Profile fixture = load_profile(kFixture);
+  model::ModelProfile fixture_model = model::load_model_profile(kFixture);
+  model::GpuSpec h200 = model::find_gpu_spec("nvidia-h200", model::default_gpu_spec_dir());
+};
+
+TEST_F(DispatchChoose, MeasuredWorkloadGetsProfileBestOverTheModel) {
+  const Dispatcher d = Dispatcher::from_files(kFixture);
+  const Workload w = fixture_workload(fixture, "w256").workload;
+  const Choice c = d.choose(w);
+  ASSERT_EQ(c.source, ChoiceSource::ProfileBest) << c.why() << " " << c.note;
+  EXPECT_EQ(c.config.name(), fixture.best.at("w256").config);
+  EXPECT_DOUBLE_EQ(c.measured_ms, fixture.best.at("w256").median_ms);
+  EXPECT_EQ(c.workload_name, "w256");
+  char why[96];
+  std::snprintf(why, sizeof why, "profile best for w256, measured %.4f ms", fixture.best.at("w256").median_ms);
+  EXPECT_EQ(c.why(), why);
+  // The fixture is built so that the measurement overrules the model here.
+  const ModelPick m = model_pick(w, h200, device_limits_from_spec(h200), fixture_model);
+  EXPECT_NE(m.config, c.config) << "fixture: w256's best should not be the model's rank 1";
+}
+
+TEST_F(DispatchChoose, UnmeasuredWorkloadGetsModelRankOne) {
+  const Dispatcher d = Dispatcher::from_files(kFixture);
+  Workload w = workload(3, 777, 64);
+  const Choice c = d.choose(w);
+  const ModelPick m = model_pick(w, h200, device_limits_from_spec(h200), fixture_model);
+  ASSERT_GT(m.candidates, 0);
+  EXPECT_EQ(c.source, ChoiceSource::Model);
+  EXPECT_EQ(c.config, m.config) << c.config.name() << " vs " << m.config.name();
+  EXPECT_DOUBLE_EQ(c.predicted_ms, m.ms);
+  EXPECT_EQ(c.rank, 1);
+  EXPECT_EQ(c.candidates, m.candidates);
+  EXPECT_TRUE(c.note.empty()) << c.note;
+  char why[96];
+  std::snprintf(why, sizeof why, "model rank 1 of %d, predicted %.4f ms", m.candidates, m.ms);
+  EXPECT_EQ(c.why(), why);
+  // Scale does not change the speed, so it does not change the choice.
+  w.scale = 0.5f;
+  EXPECT_EQ(d.choose(w).config, c.config);
+}
+
+TEST_F(DispatchChoose, ModelOnlyUsesDefaultCoefficients) {
+  const Dispatcher d = Dispatcher::from_files("", "h200");
+  EXPECT_EQ(d.profile(), nullptr);
+  const Workload w = fixture_workload(fixture, "w256").workload;  // measured in the fixture, not here
+  const Choice c = d.choose(w);
+  const ModelPick m = model_pick(w, h200, device_limits_from_spec(h200), model::ModelProfile{});
+  EXPECT_EQ(c.source, ChoiceSource::Model);
+  EXPECT_EQ(c.config, m.config);
+  EXPECT_DOUBLE_EQ(c.predicted_ms, m.ms);
+}
+
+TEST_F(DispatchChoose, CausalFlagIsPartOfTheWorkload) {
+  const Dispatcher d = Dispatcher::from_files(kFixture);
+  Workload causal = fixture_workload(fixture, "w256").workload;
+  causal.causal = true;
+  const Choice c = d.choose(causal);
+  ASSERT_EQ(c.source, ChoiceSource::ProfileBest);
+  EXPECT_EQ(c.workload_name, "w256_causal");
+  EXPECT_EQ(c.config.name(), fixture.best.at("w256_causal").config);
+  EXPECT_NE(c.config, d.choose(fixture_workload(fixture, "w256").workload).config);
+  // w1024 is measured without the mask only: with it, the model decides.
+  Workload w1024 = fixture_workload(fixture, "w1024").workload;
+  ASSERT_FALSE(w1024.causal);
+  EXPECT_EQ(d.choose(w1024).source, ChoiceSource::ProfileBest);
+  w1024.causal = true;
+  EXPECT_EQ(d.choose(w1024).source, ChoiceSource::Model);
+}
+
+TEST_F(DispatchChoose, UnusableBestFallsBackToTheModelWithANote) {
+  const Dispatcher d = Dispatcher::from_files(kFixture);
+  const Choice not_compiled = d.choose(fixture_workload(fixture, "w512_uncompiled").workload);
+  EXPECT_EQ(not_compiled.source, ChoiceSource::Model);
+  EXPECT_EQ(not_compiled.note, "profile best for w512_uncompiled (" + fixture.best.at("w512_uncompiled").config +
+                                   ") is not compiled in this build");
+  const Choice failed = d.choose(fixture_workload(fixture, "w128_failed").workload);
+  EXPECT_EQ(failed.source, ChoiceSource::Model);
+  EXPECT_EQ(failed.note, "profile has no ok measurement for w128_failed");
+}
+
+TEST_F(DispatchChoose, ChoicesAreCachedPerWorkload) {
+  const Dispatcher d = Dispatcher::from_files(kFixture);
+  Workload w = workload(5, 300, 64);
+  EXPECT_EQ(d.cached_choices(), 0u);
+  const Choice first = d.choose(w);
+  const Choice again = d.choose(w);
+  EXPECT_EQ(first.config, again.config);
+  EXPECT_EQ(first.why(), again.why());
+  EXPECT_EQ(d.cached_choices(), 1u);
+  w.scale = 0.25f;  // same key: scale does not change the choice
+  d.choose(w);
+  EXPECT_EQ(d.cached_choices(), 1u);
+  w.causal = true;  // a new key
+  d.choose(w);
+  EXPECT_EQ(d.cached_choices(), 2u);
+  w.d = 48;  // errors are not cached
+  EXPECT_THROW(d.choose(w), DispatchError);
+  EXPECT_EQ(d.cached_choices(), 2u);
+}
+
+TEST_F(DispatchChoose, MissingOrBadProfileIsOneLine) {
+  DispatchError::Kind kind = DispatchError::Kind::Unsupported;
+  EXPECT_EQ(error_of([] { Dispatcher::from_files("/nonexistent/p.json"); }, &kind),
+            "/nonexistent/p.json: cannot open profile");
+  EXPECT_EQ(kind, DispatchError::Kind::BadInput);
+  const std::string bad = testing::TempDir() + "dispatch_bad_profile.json";
+  std::ofstream(bad) << "{\"schema_version\": 1, \"kind\": \"flashtune-profile\"";
+  const std::string e = error_of([&] { Dispatcher::from_files(bad); });
+  EXPECT_EQ(e.rfind(bad + ": ", 0), 0u) << e;
+  EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+  EXPECT_EQ(error_of([] { Dispatcher::from_files(""); }), "the dispatcher needs a profile or a GPU spec");
+}
+
+TEST_F(DispatchChoose, ProfileOfAnotherGpuIsRefused) {
+  EXPECT_EQ(error_of([] { Dispatcher::from_files(kFixture, "h100"); }),
+            kFixture + ": measured on nvidia-h200, not on nvidia-h100-sxm");
+}
+
+TEST_F(DispatchChoose, UncompiledHeadDimIsOneLine) {
+  const Dispatcher d = Dispatcher::from_files(kFixture);
+  Workload w = workload(1, 64, 48);
+  DispatchError::Kind kind = DispatchError::Kind::Unsupported;
+  EXPECT_EQ(error_of([&] { d.choose(w); }, &kind),
+            "unsupported d=48 (compiled: " + join_ints(compiled_head_dims()) + ")");
+  EXPECT_EQ(kind, DispatchError::Kind::BadInput);
+}
+
+TEST_F(DispatchChoose, NoConfigTheDeviceCanRun) {
+  DeviceLimits tiny = device_limits_from_spec(h200);
+  tiny.name = "tiny";
+  tiny.smem_per_block_optin = 1024;  // below every config's shared tiles
+  const Dispatcher d(std::nullopt, h200, tiny);
+  Workload w = workload(2, 256, 64);
+  DispatchError::Kind kind = DispatchError::Kind::BadInput;
+  const std::string e = error_of([&] { d.choose(w); }, &kind);
+  EXPECT_EQ(kind, DispatchError::Kind::Unsupported);
+  EXPECT_EQ(e.rfind("none of the ", 0), 0u) << e;
+  EXPECT_NE(e.find("can run B=2 N=256 d=64 non-causal on tiny (first: "), std::string::npos) << e;
+  EXPECT_NE(e.find("device allows 1024 B"), std::string::npos) << e;
+}
+
+// for_device's default: profiles/<spec>.json in the profile folder when it exists, else no profile.
+TEST_F(DispatchChoose, DeviceDefaultProfileComesFromItsSpec) {
+  const std::filesystem::path dir = std::filesystem::path(testing::TempDir()) / "dispatch_profiles";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  ASSERT_EQ(setenv("FLASHTUNE_PROFILE_DIR", dir.c_str(), 1), 0);
+  DeviceLimits h200_device = device_limits_from_spec(h200);
+  h200_device.name = "NVIDIA H200";
+  {
+    const Dispatcher none = Dispatcher::for_device(h200_device, std::nullopt);
+    EXPECT_EQ(none.profile(), nullptr);
+  }
+  std::filesystem::copy_file(kFixture, dir / "nvidia-h200.json");
+  const Dispatcher with = Dispatcher::for_device(h200_device, std::nullopt);
+  ASSERT_NE(with.profile(), nullptr);
+  EXPECT_EQ(with.profile()->path, (dir / "nvidia-h200.json").string());
+  EXPECT_EQ(with.spec().name, h200.name);
+  EXPECT_EQ(with.choose(fixture_workload(fixture, "w256").workload).source, ChoiceSource::ProfileBest);
+  unsetenv("FLASHTUNE_PROFILE_DIR");
+  // A profile given for another GPU is refused.
+  DeviceLimits h100_device = h200_device;
+  h100_device.name = "NVIDIA H100 80GB HBM3";
+  EXPECT_EQ(error_of([&] { Dispatcher::for_device(h100_device, load_dispatch_profile(kFixture)); }),
+            kFixture + ": measured on nvidia-h200, not on nvidia-h100-sxm");
+}
+
+}  // namespace
+}  // namespace flashtune
