@@ -19,6 +19,7 @@ void register_export(CLI::App& app);
 void register_plot(CLI::App& app);
 void register_report(CLI::App& app);
 void register_check_counters(CLI::App& app);
+void register_fit(CLI::App& app);
 void register_compare(CLI::App& app);
 
 // Set by the chosen subcommand's parse callback; returns an exit code (exit_codes.h).

@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   flashtune::app::register_plot(app);
   flashtune::app::register_report(app);
   flashtune::app::register_check_counters(app);
+  flashtune::app::register_fit(app);
   flashtune::app::register_compare(app);
   try {
     app.parse(argc, argv);

@@ -42,6 +42,7 @@ json prediction_json(const Prediction& p, const GeometryAnalysis& g, const Roofl
   j["time_s"] = p.time_s;
   j["tflops"] = p.achieved_flops() / 1e12;
   j["bound"] = pipe_name(p.bound);
+  j["causal_imbalance"] = p.imbalance;
   json pipes = json::object();
   for (Pipe q : kAllPipes) pipes[pipe_name(q)] = p.pipes[q];
   j["pipes_s"] = pipes;
