@@ -217,11 +217,11 @@ Profile open_profile(const std::string& path, const GpuIdentity& gpu, const std:
   return p;
 }
 
-// The model's coefficients for ranking: fitted ones from the profile when it has them.
-model::Coefficients ranking_coefficients(const std::string& profile_path) {
+// The model's view of the profile for ranking: its fitted coefficients and compiled registers.
+model::ModelProfile ranking_profile(const std::string& profile_path) {
   if (!std::filesystem::exists(profile_path)) return {};
   try {
-    return model::load_model_profile(profile_path).coefficients;
+    return model::load_model_profile(profile_path);
   } catch (const std::exception& e) {
     throw CommandError{kExitUsage, e.what()};
   }
@@ -269,7 +269,7 @@ int tune_command(const TuneOptions& o) {
                                          model::default_gpu_spec_dir() + " (" + e.what() + "); use --strategy exhaustive"};
     }
     plan_options.gpu = &*spec;
-    plan_options.coefficients = ranking_coefficients(path);
+    plan_options.profile = ranking_profile(path);
   }
   TunePlan plan;
   try {

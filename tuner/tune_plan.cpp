@@ -6,7 +6,7 @@
 #include <regex>
 
 #include "model/config_catalog.h"
-#include "model/predict.h"
+#include "model/rank.h"
 
 namespace flashtune {
 
@@ -37,11 +37,6 @@ std::string compiled_dims(const std::vector<TileConfig>& configs) {
   return s.empty() ? "none" : s;
 }
 
-struct Ranked {
-  TileConfig config;
-  double time_s;
-};
-
 }  // namespace
 
 TunePlan make_plan(const std::vector<NamedWorkload>& workloads, const std::vector<TileConfig>& configs,
@@ -64,18 +59,15 @@ TunePlan make_plan(const std::vector<NamedWorkload>& workloads, const std::vecto
       for (const TileConfig& c : mine) plan.pairs.push_back({wi, c, 0});
       continue;
     }
-    std::vector<Ranked> ranked;
-    for (const TileConfig& c : mine) {
-      const model::Prediction p = model::predict(nw.workload, catalog.analysis(c), *options.gpu, options.coefficients);
-      // A config the model says cannot run on this GPU is not a candidate; the rest by predicted time.
-      if (p.refusal.empty()) ranked.push_back({c, p.time_s});
-    }
-    if (ranked.empty())
+    // The same ranking as `predict --all` and the dispatcher; configs the model says cannot run
+    // on this GPU are not candidates.
+    const model::Ranking ranking = model::rank_configs(nw.workload, mine, *options.gpu, options.profile, catalog);
+    if (ranking.ranked.empty())
       throw PlanError(nw.name + ": the model finds no config of d=" + std::to_string(nw.workload.d) + " that runs on " +
                       options.gpu->name);
-    std::stable_sort(ranked.begin(), ranked.end(), [](const Ranked& a, const Ranked& b) { return a.time_s < b.time_s; });
-    const std::size_t k = std::min<std::size_t>(ranked.size(), static_cast<std::size_t>(options.top_k));
-    for (std::size_t i = 0; i < k; ++i) plan.pairs.push_back({wi, ranked[i].config, ranked[i].time_s * 1e3});
+    const std::size_t k = std::min<std::size_t>(ranking.ranked.size(), static_cast<std::size_t>(options.top_k));
+    for (std::size_t i = 0; i < k; ++i)
+      plan.pairs.push_back({wi, ranking.ranked[i].config, ranking.ranked[i].prediction.time_s * 1e3});
   }
   return plan;
 }

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "kernels/traits/tile_config.h"
-#include "model/coefficients.h"
+#include "model/profile.h"
 #include "model/gpu_spec.h"
 #include "tuner/workload_set.h"
 
@@ -32,7 +32,7 @@ struct PlanOptions {
   TuneStrategy strategy = TuneStrategy::Exhaustive;
   int top_k = 0;                        // model: measure the K best-predicted configs per workload
   const model::GpuSpec* gpu = nullptr;  // model: the spec the ranking predicts for
-  model::Coefficients coefficients;     // model: defaults, or the profile's fitted ones
+  model::ModelProfile profile;          // model: the profile's fitted coefficients and registers (or defaults)
 };
 
 struct PlannedPair {
