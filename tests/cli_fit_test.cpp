@@ -1,0 +1,62 @@
+// `flashtune fit` from the outside (no GPU): it writes coefficients the model then reads back, and
+// refuses a profile it cannot fit with one line and exit 2.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_test_support.h"
+#include "model/profile.h"
+#include "test_temp_dir.h"
+
+namespace flashtune {
+namespace {
+
+using testing_support::run_flashtune;
+using testing_support::TempDir;
+
+std::string data(const std::string& name) { return std::string(FLASHTUNE_TEST_DATA_DIR) + "/" + name; }
+
+TEST(CliFit, WritesCoefficientsTheModelReadsBack) {
+  TempDir dir("cli_fit");
+  const std::string profile = dir.file("p.json");
+  std::filesystem::copy_file(data("fixture_profile.json"), profile);
+  const auto r = run_flashtune("fit --profile '" + profile + "' --cv workload --free fp32_efficiency,launch_overhead_us --json --quiet");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json report = nlohmann::json::parse(r.output);
+  EXPECT_EQ(report["fit"]["free"].size(), 2u);
+  EXPECT_LE(report["fit"]["rms_log_end"].get<double>(), report["fit"]["rms_log_start"].get<double>());
+  ASSERT_GE(report["accuracy"].size(), 4u);  // spec only, in-sample, held out, roofline, seed
+  // The fitted value is in the profile, and the model's loader takes it.
+  const model::ModelProfile mp = model::load_model_profile(profile);
+  EXPECT_DOUBLE_EQ(mp.coefficients.fp32_efficiency, report["fit"]["coefficients"]["fp32_efficiency"].get<double>());
+  std::ifstream in(profile);
+  EXPECT_TRUE(nlohmann::json::parse(in).contains("fit"));
+}
+
+TEST(CliFit, TooFewMeasurementsSaysHowManyAreNeeded) {
+  // 9 ok measurements against 55 needed for the 11 default coefficients.
+  const auto r = run_flashtune("fit --profile '" + data("dispatch_profile.json") + "' --no-write --quiet");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("9 ok measurements, at least 55 needed"), std::string::npos) << r.output;
+  EXPECT_EQ(testing_support::line_count(r.output), 1u) << r.output;
+}
+
+TEST(CliFit, RefusesAnotherSchemaVersionAndUnknownNames) {
+  TempDir dir("cli_fit_bad");
+  const std::string v2 = dir.file("v2.json");
+  std::ofstream(v2) << R"({"schema_version": 2, "kind": "flashtune-profile"})";
+  auto r = run_flashtune("fit --profile '" + v2 + "' --no-write --quiet");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("schema_version"), std::string::npos) << r.output;
+  r = run_flashtune("fit --profile '" + data("fixture_profile.json") + "' --no-write --quiet --free fp32_eff");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("unknown coefficient 'fp32_eff'"), std::string::npos) << r.output;
+  r = run_flashtune("fit --profile '" + data("fixture_profile.json") + "' --no-write --quiet --cv sometimes");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+}
+
+}  // namespace
+}  // namespace flashtune
