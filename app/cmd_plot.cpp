@@ -9,21 +9,18 @@
 
 #include "commands.h"
 #include "exit_codes.h"
+#include "plot_options.h"
 #include "plots/plot_session.h"
 
 namespace flashtune::app {
 namespace {
-
-struct PlotOptions {
-  std::string profile, out, gpu_spec;
-};
 
 int plot_command(const PlotOptions& o) {
   try {
     const plots::PlotSession s = plots::open_plot_session(o.profile, o.gpu_spec);
     plots::ensure_directory(o.out);
     for (const std::string& why : s.skipped) std::fprintf(stderr, "flashtune plot: not predicted: %s\n", why.c_str());
-    for (const plots::PlotOutcome& p : plots::draw_session(s, o.out)) {
+    for (const plots::PlotOutcome& p : plots::draw_session(s, o.out, o.heatmaps)) {
       for (const std::string& stem : p.stems) std::printf("%s/%s.svg  %s/%s.png\n", o.out.c_str(), stem.c_str(),
                                                           o.out.c_str(), stem.c_str());
       if (!p.note.empty()) std::printf("  note (%s): %s\n", p.title.c_str(), p.note.c_str());
@@ -40,9 +37,7 @@ int plot_command(const PlotOptions& o) {
 void register_plot(CLI::App& app) {
   auto opts = std::make_shared<PlotOptions>();
   CLI::App* cmd = app.add_subcommand("plot", "Plot a profile's measurements against the models (gnuplot)");
-  cmd->add_option("--profile", opts->profile, "profile JSON written by `flashtune tune`")->required();
-  cmd->add_option("--out", opts->out, "output folder (created if missing)")->required();
-  cmd->add_option("--gpu-spec", opts->gpu_spec, "GPU spec name (configs/gpus; default: the profile's gpu.spec)");
+  add_plot_options(cmd, *opts, "output folder (created if missing)");
   cmd->callback([opts]() { set_action([opts]() { return plot_command(*opts); }); });
 }
 

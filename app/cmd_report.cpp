@@ -5,12 +5,14 @@
 
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
 
 #include "commands.h"
 #include "exit_codes.h"
+#include "plot_options.h"
 #include "plots/gnuplot_runner.h"
 #include "plots/plot_session.h"
 #include "plots/report.h"
@@ -18,11 +20,7 @@
 namespace flashtune::app {
 namespace {
 
-struct ReportOptions {
-  std::string profile, out, gpu_spec;
-};
-
-int report_command(const ReportOptions& o) {
+int report_command(const PlotOptions& o) {
   try {
     const plots::PlotSession s = plots::open_plot_session(o.profile, o.gpu_spec);
     plots::ensure_directory(o.out);
@@ -30,9 +28,10 @@ int report_command(const ReportOptions& o) {
     in.profile = &s.profile;
     in.points = &s.points;
     in.skipped = s.skipped;
-    in.gpu_spec_file = s.gpu.file;
+    // Relative to where the command runs, so a report regenerated elsewhere reads the same.
+    in.gpu_spec_file = std::filesystem::path(s.gpu.file).lexically_proximate(std::filesystem::current_path()).string();
     if (plots::find_gnuplot()) {
-      in.plots = plots::draw_session(s, o.out);
+      in.plots = plots::draw_session(s, o.out, o.heatmaps);
     } else {
       std::fprintf(stderr, "%s; writing the report without plots\n", plots::gnuplot_missing_message());
       in.plots_note = std::string("No plots: ") + plots::gnuplot_missing_message() + ".";
@@ -51,11 +50,9 @@ int report_command(const ReportOptions& o) {
 }  // namespace
 
 void register_report(CLI::App& app) {
-  auto opts = std::make_shared<ReportOptions>();
+  auto opts = std::make_shared<PlotOptions>();
   CLI::App* cmd = app.add_subcommand("report", "Write a Markdown report of a profile (accuracy, best configs, plots)");
-  cmd->add_option("--profile", opts->profile, "profile JSON written by `flashtune tune`")->required();
-  cmd->add_option("--out", opts->out, "output folder for report.md and the plots (created if missing)")->required();
-  cmd->add_option("--gpu-spec", opts->gpu_spec, "GPU spec name (configs/gpus; default: the profile's gpu.spec)");
+  add_plot_options(cmd, *opts, "output folder for report.md and the plots (created if missing)");
   cmd->callback([opts]() { set_action([opts]() { return report_command(*opts); }); });
 }
 

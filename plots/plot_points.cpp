@@ -1,5 +1,6 @@
 #include "plots/plot_points.h"
 
+#include <cmath>
 #include <map>
 
 #include "model/config_catalog.h"
@@ -18,8 +19,9 @@ std::vector<PlotPoint> predict_points(const PlotProfile& p, const model::GpuSpec
     PlotPoint pt;
     pt.m = m;
     pt.ours = model::predict(m.workload, catalog.analysis(m.config), gpu, k, m.registers);
-    if (!pt.ours.refusal.empty()) {
-      skipped.push_back(m.config.name() + " on " + m.workload_name + ": " + pt.ours.refusal);
+    if (!pt.ours.refusal.empty() || !std::isfinite(pt.ours.time_s) || !(pt.ours.time_s > 0)) {
+      skipped.push_back(m.config.name() + " on " + m.workload_name + ": " +
+                        (pt.ours.refusal.empty() ? "the model gave no finite positive time" : pt.ours.refusal));
       continue;
     }
     pt.roofline = model::roofline_time(m.workload, gpu);

@@ -84,6 +84,7 @@ PlotProfile load_plot_profile(const std::string& path) {
     const json& gpu = field(doc, "gpu", path, "");
     p.gpu_name = field(gpu, "name", path, "gpu: ").get<std::string>();
     p.gpu_spec = gpu.value("spec", std::string());
+    if (auto k = doc.find("coefficients"); k != doc.end() && k->is_object()) p.fitted_coefficients = int(k->size());
     std::map<std::string, Workload> by_name;
     for (const json& jw : field(doc, "workloads", path, "")) {
       ProfileWorkload w;

@@ -33,6 +33,7 @@ struct PlotProfile {
   std::vector<ProfileWorkload> workloads;
   std::vector<ProfileMeasurement> ok;  // status "ok" with a positive median only
   int measurements_total = 0;
+  int fitted_coefficients = 0;  // entries of the profile's "coefficients" (0: the model's defaults)
 };
 
 // Parses `path`. Throws std::runtime_error with one line naming the file and the bad field

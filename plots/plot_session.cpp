@@ -32,7 +32,7 @@ void ensure_directory(const std::string& out_dir) {
     throw std::runtime_error(out_dir + ": cannot create output folder" + (ec ? ": " + ec.message() : ""));
 }
 
-std::vector<PlotOutcome> draw_session(const PlotSession& s, const std::string& out_dir) {
+std::vector<PlotOutcome> draw_session(const PlotSession& s, const std::string& out_dir, const std::string& heatmaps) {
   const auto gnuplot = find_gnuplot();
   if (!gnuplot) throw std::runtime_error(gnuplot_missing_message());
   PlotRequest r;
@@ -43,6 +43,7 @@ std::vector<PlotOutcome> draw_session(const PlotSession& s, const std::string& o
   r.gpu = &s.gpu;
   r.coefficients = s.coefficients;
   r.points = &s.points;
+  r.heatmap_workloads = select_heatmap_workloads(s.profile, heatmaps);
   return draw_all_plots(r);
 }
 

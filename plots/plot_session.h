@@ -29,7 +29,9 @@ PlotSession open_plot_session(const std::string& profile_path, const std::string
 // Creates `out_dir` (and parents) if needed; throws naming the folder when it cannot.
 void ensure_directory(const std::string& out_dir);
 
-// Draws every plot into `out_dir`; throws gnuplot_missing_message() when gnuplot is not on PATH.
-std::vector<PlotOutcome> draw_session(const PlotSession& s, const std::string& out_dir);
+// Draws every plot into `out_dir`, heatmaps for the workloads `heatmaps` selects (the --heatmaps
+// option, see select_heatmap_workloads()); throws gnuplot_missing_message() when gnuplot is not on
+// PATH.
+std::vector<PlotOutcome> draw_session(const PlotSession& s, const std::string& out_dir, const std::string& heatmaps);
 
 }  // namespace flashtune::plots

@@ -1,5 +1,5 @@
 // Draws the six plots of a profile: writes one .dat file per plot into the output folder and runs
-// gnuplot on the matching template (plots/templates/*.gp) once per format (SVG, PNG).
+// the matching gnuplot template (plots/templates/*.gp) once per format (SVG, PNG).
 #pragma once
 
 #include <string>
@@ -20,16 +20,26 @@ struct PlotRequest {
   const model::GpuSpec* gpu = nullptr;
   model::Coefficients coefficients;  // the ones the points were predicted with (model lines)
   const std::vector<PlotPoint>* points = nullptr;
+  std::vector<std::string> heatmap_workloads;  // one heatmap each (select_heatmap_workloads())
 };
 
 struct PlotOutcome {
-  std::string title;              // what the plot shows
+  std::string title;               // what the plot shows
   std::vector<std::string> stems;  // files drawn: stem.svg and stem.png in out_dir (empty: skipped)
   std::string note;                // why it was skipped, or a caveat
 };
 
 // $FLASHTUNE_PLOT_TEMPLATE_DIR if set, else the source tree's plots/templates (compiled in).
 std::string default_template_dir();
+
+// How many workloads get a heatmap when --heatmaps is not given: one heatmap per workload of a
+// 37-workload sweep is more than anyone reads, and the shipped profiles list the seed cases first.
+inline constexpr int kDefaultHeatmaps = 6;
+
+// The workloads of `p` to draw a heatmap for: `option` is "" (the first kDefaultHeatmaps of the
+// profile's workloads), "all", or a comma-separated list of workload names. Throws
+// std::runtime_error naming an unknown workload.
+std::vector<std::string> select_heatmap_workloads(const PlotProfile& p, const std::string& option);
 
 // Throws std::runtime_error when a file cannot be written or gnuplot fails.
 std::vector<PlotOutcome> draw_all_plots(const PlotRequest& r);

@@ -4,16 +4,21 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "model/config_catalog.h"
+#include "model/counts.h"
 #include "plots/accuracy.h"
 #include "plots/gnuplot_runner.h"
 #include "plots/plot_profile.h"
+#include "plots/plot_set.h"
 
 namespace {
 
@@ -124,7 +129,26 @@ TEST(PlotsProfile, ReadsFixtureKeepingOnlyOkMeasurements) {
   EXPECT_EQ(p.ok[0].config.name(), "row_smem/d64/br64xbc32/plain");
   EXPECT_EQ(p.ok[0].registers, 104);
   EXPECT_TRUE(p.ok[0].counters.empty());  // N=512 rows carry no counters
-  EXPECT_EQ(p.ok[1].counters.size(), 3u);
+  EXPECT_EQ(p.ok[1].counters.size(), 5u);
+  EXPECT_EQ(p.fitted_coefficients, 0);
+}
+
+TEST(PlotsHeatmapSelection, DefaultsToTheFirstWorkloadsAndRejectsUnknownNames) {
+  flashtune::plots::PlotProfile p;
+  p.path = "p.json";
+  for (int i = 0; i < 9; ++i) p.workloads.push_back({"w" + std::to_string(i), flashtune::Workload{1, 64, 64}});
+  const auto first = flashtune::plots::select_heatmap_workloads(p, "");
+  ASSERT_EQ(first.size(), std::size_t(flashtune::plots::kDefaultHeatmaps));
+  EXPECT_EQ(first.front(), "w0");
+  EXPECT_EQ(first.back(), "w" + std::to_string(flashtune::plots::kDefaultHeatmaps - 1));
+  EXPECT_EQ(flashtune::plots::select_heatmap_workloads(p, "all").size(), 9u);
+  EXPECT_EQ(flashtune::plots::select_heatmap_workloads(p, "w8, w2"), (std::vector<std::string>{"w8", "w2"}));
+  try {
+    flashtune::plots::select_heatmap_workloads(p, "w1,w99");
+    ADD_FAILURE() << "no throw";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("p.json has no workload 'w99'"), std::string::npos) << e.what();
+  }
 }
 
 TEST(PlotsProfile, ParsesAndRejectsConfigNames) {
@@ -150,10 +174,12 @@ TEST(PlotsCli, DrawsEveryPlotAsWellFormedSvgWithData) {
   const fs::path dir = fresh_dir("draw");
   const auto r = run_flashtune("plot --profile '" FLASHTUNE_FIXTURE_PROFILE "' --out '" + dir.string() + "'");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  // Expected number of plotted points per SVG: 30 measurements (one marker each, per panel).
+  // Expected number of point markers per SVG: accuracy and roofline one per measurement (30);
+  // time_vs_n 3 N x 2 panels (best config, best of the worst variant); bank_conflicts 20 with
+  // counters, in each of its two panels; heatmaps and pipes are cells (checked below).
   const std::vector<std::pair<std::string, int>> expected = {
-      {"accuracy", 30},       {"time_vs_n", 5 * 3},      {"heatmap_n512", 1},   {"heatmap_n1024", 1},
-      {"heatmap_n2048", 1},   {"roofline", 30},          {"bank_conflicts", 20}, {"pipes", 1}};
+      {"accuracy", 30},     {"time_vs_n", 3 * 2}, {"heatmap_n512", 0}, {"heatmap_n1024", 0},
+      {"heatmap_n2048", 0}, {"roofline", 30},     {"bank_conflicts", 2 * 20}, {"pipes", 0}};
   for (const auto& [stem, points] : expected) {
     SCOPED_TRACE(stem);
     const fs::path svg = dir / (stem + ".svg");
@@ -174,6 +200,105 @@ TEST(PlotsCli, DrawsEveryPlotAsWellFormedSvgWithData) {
   const std::string roof = read_text(dir / "roofline.svg");
   EXPECT_NE(roof.find("DRAM 4800 GB/s"), std::string::npos);
   EXPECT_NE(roof.find("FP32"), std::string::npos);
+  // Axis labels carry units.
+  EXPECT_NE(read_text(dir / "accuracy.svg").find("measured time (ms)"), std::string::npos);
+  EXPECT_NE(read_text(dir / "time_vs_n.svg").find("kernel time (ms)"), std::string::npos);
+  EXPECT_NE(read_text(dir / "bank_conflicts.svg").find("predicted wavefronts (millions)"), std::string::npos);
+  // Heatmaps: every (Bc, Br) cell of the .dat is labelled with its measured and predicted time.
+  const std::string heat = read_text(dir / "heatmap_n1024.svg");
+  EXPECT_NE(heat.find("Br (query rows per block)"), std::string::npos);
+  std::istringstream cells(read_text(dir / "heatmap_n1024.dat"));
+  int labelled = 0;
+  for (std::string line; std::getline(cells, line) && !line.empty();) {
+    double bc = 0, br = 0, measured = 0, predicted = 0;
+    ASSERT_EQ(std::sscanf(line.c_str(), "%lf %lf %lf %lf", &bc, &br, &measured, &predicted), 4) << line;
+    for (double v : {measured, predicted}) {
+      char text[48];
+      std::snprintf(text, sizeof text, ">%.3g</text>", v);
+      EXPECT_NE(heat.find(text), std::string::npos) << text;
+    }
+    ++labelled;
+  }
+  EXPECT_EQ(labelled, 4);  // the fixture measures 4 tiles on n1024
+  // Pipes: a row per workload, named with its best config and measured time.
+  const std::string pipes = read_text(dir / "pipes.svg");
+  for (const char* w : {"n512: ", "n1024: ", "n2048: "}) EXPECT_NE(pipes.find(w), std::string::npos) << w;
+  EXPECT_NE(pipes.find("model total"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+// The bank-conflict plot compares ncu's op_ld + op_st with the model's loads and stores only:
+// regtile_2d copies its K/V tiles with cp.async (op_ldgsts in ncu), which must stay out.
+TEST(PlotsCli, BankConflictsCompareLoadsAndStoresWithoutAsyncCopies) {
+  if (!find_gnuplot()) GTEST_SKIP() << "gnuplot not installed";
+  const fs::path dir = fresh_dir("bank");
+  ASSERT_EQ(run_flashtune("plot --profile '" FLASHTUNE_FIXTURE_PROFILE "' --out '" + dir.string() + "'").exit_code, 0);
+  double plotted = 0;  // column 1: the model's wavefronts (millions), every row of every block
+  int rows = 0;
+  std::istringstream dat(read_text(dir / "bank_conflicts.dat"));
+  for (std::string line; std::getline(dat, line);)
+    if (!line.empty()) plotted += std::stod(line), ++rows;
+  double ld_st = 0, async = 0;
+  flashtune::model::ConfigCatalog catalog;
+  for (const auto& m : flashtune::plots::load_plot_profile(FLASHTUNE_FIXTURE_PROFILE).ok) {
+    if (!m.counters.count("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum")) continue;
+    const auto c = flashtune::model::count_work(m.workload, catalog.analysis(m.config));
+    ld_st += (c.smem_load_wavefronts + c.smem_store_wavefronts) / 1e6;
+    async += c.smem_async_copy_wavefronts / 1e6;
+  }
+  EXPECT_EQ(rows, 20);
+  // The fixture's regtile_2d rows do copy with cp.async: counting them would miss the tolerance
+  // below by 100x or more.
+  EXPECT_GT(async, 1e-3 * ld_st);
+  EXPECT_NEAR(plotted, ld_st, 1e-5 * ld_st);
+  fs::remove_all(dir);
+}
+
+// time_vs_n: points are the measurements, lines the model over a dense N grid.
+TEST(PlotsCli, TimeVsNPointsAreMeasuredAndLinesAreTheModel) {
+  if (!find_gnuplot()) GTEST_SKIP() << "gnuplot not installed";
+  const fs::path dir = fresh_dir("tvn");
+  ASSERT_EQ(run_flashtune("plot --profile '" FLASHTUNE_FIXTURE_PROFILE "' --out '" + dir.string() + "'").exit_code, 0);
+  // Blocks alternate: measured (N, ms) then model (N, ms), separated by two blank lines.
+  std::vector<std::vector<std::string>> blocks(1);
+  std::istringstream in(read_text(dir / "time_vs_n.dat"));
+  int blank = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty()) {
+      if (++blank == 2) blocks.emplace_back();
+      continue;
+    }
+    blank = 0;
+    blocks.back().push_back(line);
+  }
+  ASSERT_EQ(blocks.size(), 4u);  // 2 panels x 1 series (B=8, N = 512, 1024, 2048)
+  const auto profile = flashtune::plots::load_plot_profile(FLASHTUNE_FIXTURE_PROFILE);
+  for (std::size_t b = 0; b < blocks.size(); b += 2) {
+    ASSERT_EQ(blocks[b].size(), 3u);
+    EXPECT_EQ(blocks[b][0].substr(0, 4), "512\t");
+    // Each measured row is a fixture median.
+    for (const std::string& row : blocks[b]) {
+      const double ms = std::stod(row.substr(row.find('\t') + 1));
+      bool found = false;
+      for (const auto& m : profile.ok) found = found || std::fabs(m.median_ms - ms) < 1e-5 * ms;
+      EXPECT_TRUE(found) << row;
+    }
+    EXPECT_GE(blocks[b + 1].size(), 20u);  // dense model line
+  }
+  fs::remove_all(dir);
+}
+
+TEST(PlotsCli, HeatmapsOptionPicksWorkloadsAndNamesUnknownOnes) {
+  if (!find_gnuplot()) GTEST_SKIP() << "gnuplot not installed";
+  const fs::path dir = fresh_dir("heatpick");
+  auto r = run_flashtune("plot --profile '" FLASHTUNE_FIXTURE_PROFILE "' --out '" + dir.string() + "' --heatmaps n1024");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(fs::exists(dir / "heatmap_n1024.svg"));
+  EXPECT_FALSE(fs::exists(dir / "heatmap_n512.svg"));
+  r = run_flashtune("plot --profile '" FLASHTUNE_FIXTURE_PROFILE "' --out '" + dir.string() + "' --heatmaps n1024,t99");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("--heatmaps: " FLASHTUNE_FIXTURE_PROFILE " has no workload 't99'"), std::string::npos)
+      << r.output;
   fs::remove_all(dir);
 }
 
@@ -189,7 +314,40 @@ TEST(PlotsCli, ReportHasAccuracyTableBestConfigsAndPlots) {
   EXPECT_NE(md.find("| seed model | 30 |"), std::string::npos);
   EXPECT_NE(md.find("| n2048 |"), std::string::npos);
   EXPECT_NE(md.find("![accuracy](accuracy.png)"), std::string::npos);
+  EXPECT_NE(md.find("default coefficients: the profile has none fitted"), std::string::npos);
+  // The bank-conflict plot's note sums up the agreement of the 20 measurements with counters.
+  EXPECT_NE(md.find("of 20 within 10%; conflict share: median |predicted - measured|"), std::string::npos);
   EXPECT_TRUE(fs::exists(dir / "accuracy.png"));
+  fs::remove_all(dir);
+}
+
+// An empty measurements array, for plot and report alike: one line naming the file, exit 2,
+// nothing drawn.
+TEST(PlotsCli, EmptyMeasurementsIsAUsageErrorForPlotAndReport) {
+  const fs::path dir = fresh_dir("nomeas");
+  const fs::path prof = dir / "none.json";
+  std::ofstream(prof) << R"({"schema_version": 1, "kind": "flashtune-profile", "gpu": {"name": "NVIDIA H200",
+    "spec": "nvidia-h200"}, "workloads": [], "measurements": [], "coefficients": {}})";
+  for (const char* cmd : {"plot", "report"}) {
+    SCOPED_TRACE(cmd);
+    const auto r = run_flashtune(std::string(cmd) + " --profile '" + prof.string() + "' --out '" + (dir / "out").string() + "'");
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.output.find(prof.string() + ": no measurements with status ok to plot"), std::string::npos) << r.output;
+    EXPECT_FALSE(fs::exists(dir / "out" / "report.md"));
+  }
+  fs::remove_all(dir);
+}
+
+TEST(PlotsCli, MissingOrMalformedProfileNamesTheFile) {
+  const fs::path dir = fresh_dir("badprof");
+  const fs::path bad = dir / "bad.json";
+  std::ofstream(bad) << "{\"kind\": \"flashtune-profile\", ";
+  auto r = run_flashtune("plot --profile '" + bad.string() + "' --out '" + (dir / "out").string() + "'");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find(bad.string() + ": malformed JSON"), std::string::npos) << r.output;
+  r = run_flashtune("report --profile '" + (dir / "absent.json").string() + "' --out '" + (dir / "out").string() + "'");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find((dir / "absent.json").string() + ": cannot open file"), std::string::npos) << r.output;
   fs::remove_all(dir);
 }
 
@@ -215,6 +373,22 @@ TEST(PlotsCli, MissingGnuplotSaysWhatToInstall) {
                           "scripts/install-deps.sh)"),
             std::string::npos)
       << r.output;
+  fs::remove_all(dir);
+}
+
+// report without gnuplot still writes the tables, says why there are no plots, and exits 0.
+TEST(PlotsCli, ReportWithoutGnuplotWritesTablesAndSaysWhatToInstall) {
+  const fs::path dir = fresh_dir("reportnognuplot");
+  fs::create_directories(dir / "emptybin");
+  const auto r = run_flashtune("report --profile '" FLASHTUNE_FIXTURE_PROFILE "' --out '" + (dir / "out").string() + "'",
+                               "PATH='" + (dir / "emptybin").string() + "'");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("gnuplot not found"), std::string::npos) << r.output;
+  const std::string md = read_text(dir / "out" / "report.md");
+  EXPECT_NE(md.find("| flashtune model | 30 |"), std::string::npos);
+  EXPECT_NE(md.find("No plots: gnuplot not found"), std::string::npos);
+  EXPECT_EQ(md.find(".png"), std::string::npos);
+  EXPECT_FALSE(fs::exists(dir / "out" / "accuracy.svg"));
   fs::remove_all(dir);
 }
 

@@ -13,7 +13,7 @@ set xrange [xmin/r : xmax*r]
 set yrange [ymin/r : ymax*r]
 set cbrange [cbmin : cbmax]
 set format cb '%g'
-set cblabel 'time (ms)'
+set cblabel 'time (ms)' offset 1,0
 set xlabel 'Bc (key/value rows per iteration)'
 set ylabel 'Br (query rows per block)'
 eval 'set xtics '.xt

@@ -1,25 +1,27 @@
 # Plot 6: the model's per-pipe terms for the best measured config of each workload, each as a
-# fraction of the measured time. The terms overlap in time (the model takes their max per wave,
-# not their sum), so they are drawn side by side rather than stacked.
-# dat columns: label fp32 sfu shared issue l2 dram latency predicted measured (ratios).
-w = 1200; h = 680
+# fraction of the measured time: a table of coloured cells, one row per workload.
+# dat: column row value (long format). rows, nrows: row tic list '("t10: ..." 0, ...)' and count;
+# cols, ncols: column tic list and count (the pipes, then the model total).
+w = 1400; h = 200 + 26 * nrows
 load common
-set title sprintf('%s: model time per pipe, best measured config of each workload', gpu)
-set style data histogram
-set style histogram clustered gap 1
-set style fill solid 0.85 border lc rgb '#333333'
-set boxwidth 1.0
-set ylabel 'time / measured time'
-set yrange [0:*]
-set xtics noenhanced font ',10'
-set bmargin 5
-set key outside right top box samplen 2 spacing 1.1
-plot dat using 2:xtic(1) lt 1 title 'FP32', \
-     '' using 3 lt 2 title 'SFU', \
-     '' using 4 lt 3 title 'shared', \
-     '' using 5 lt 4 title 'issue', \
-     '' using 6 lt 5 title 'L2', \
-     '' using 7 lt 6 title 'DRAM', \
-     '' using 8 lt 8 title 'latency', \
-     '' using 0:10:(0.44) with xerrorbars lc rgb '#000000' lw 3 pt 7 ps 0.01 title 'measured', \
-     '' using 0:9:(0.44) with xerrorbars lc rgb '#D55E00' lw 3 dt 2 pt 7 ps 0.01 title 'model total'
+set title sprintf('%s: model time per pipe / measured time, best measured config of each workload', gpu) font ',15'
+set xrange [-0.5 : ncols - 0.5]
+set yrange [nrows - 0.5 : -0.5]
+eval 'set ytics '.rows
+set ytics font ',10' scale 0
+eval 'set xtics '.cols
+set xtics scale 0
+set grid noxtics noytics
+set cbrange [0 : 1.5]
+set cblabel 'term / measured time (1 = the measured time; above 1.5 drawn as 1.5)'
+# white to blue up to the measured time, then a break to yellow-red: above 1 the term alone is
+# longer than the measurement
+set palette defined (0 '#ffffff', 0.5 '#c6dbef', 1.0 '#2171b5', 1.0 '#fee090', 1.25 '#fdae61', 1.5 '#d7191c')
+set style fill solid 1.0 border lc rgb 'white'
+set lmargin 52
+# the model total is not one more pipe: set it apart
+set arrow from ncols - 1.5, graph 0 to ncols - 1.5, graph 1 nohead lc rgb '#000000' lw 3 front
+unset key
+clip(v) = v > 1.5 ? 1.5 : v
+plot dat using 1:2:($1-0.5):($1+0.5):($2-0.5):($2+0.5):(clip($3)) with boxxyerror fc palette notitle, \
+     dat using 1:2:(sprintf('%.2f', $3)) with labels font ',10' notitle

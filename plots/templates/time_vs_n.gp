@@ -1,20 +1,24 @@
-# Plot 2: time against N for fixed tiles and d: measured points, model lines.
-# dat: for group g (1..ng), block 2(g-1): N  measured_ms; block 2g-1: N ours_ms seed_ms roofline_ms.
-# g1..gN: group labels; subtitle: what is held fixed.
-w = 1000; h = 760
+# Plot 2: time against N for fixed tiles and d: measured points, flashtune model lines.
+# dat: for panel p (0..np-1) and series s (0..ns-1): block 2(p ns + s) holds N measured_ms, the
+# next block N model_ms over a dense N grid. p1..p(np): panel titles (the config); s1..s(ns):
+# series labels (what B is); d: the head dimension all of them share.
+w = (np == 1 ? 900 : 1600); h = 720
 load common
-set title sprintf("%s: kernel time vs sequence length\n%s", gpu, subtitle)
-set logscale xy 2
+set multiplot layout 1,np title sprintf('%s: kernel time vs sequence length N, d=%d (points: measured; lines: flashtune model)', gpu, d) font ',15'
+set logscale x 2
 set logscale y 10
 set format x '%g'
 set format y '%g'
-set xlabel 'sequence length N (tokens)' offset 0,0.8
+set xlabel 'sequence length N (tokens)'
 set ylabel 'kernel time (ms)'
-set key below box samplen 3 spacing 1.1 maxcols 3 width -2
-plot for [g = 1:ng] dat index (2*g-1) using 1:2 with lines lt g lw 2 notitle, \
-     for [g = 1:ng] dat index (2*g-1) using 1:3 with lines lt g lw 1.5 dt 2 notitle, \
-     for [g = 1:ng] dat index (2*g-1) using 1:4 with lines lt g lw 1 dt 3 notitle, \
-     for [g = 1:ng] dat index (2*(g-1)) using 1:2 with points lt g ps 1.4 title value(sprintf('g%d', g)).' (measured)', \
-     NaN with lines lc rgb '#444444' lw 2 title 'flashtune model', \
-     NaN with lines lc rgb '#444444' lw 1.5 dt 2 title 'seed model', \
-     NaN with lines lc rgb '#444444' lw 1 dt 3 title 'pure roofline'
+# keep the first and last N off the frame
+set offsets graph 0.03, graph 0.03, 0, 0
+set key top left box opaque samplen 3 spacing 1.2
+do for [p = 0:np-1] {
+  set title value(sprintf('p%d', p+1)) font ',13'
+  plot for [s = 0:ns-1] dat index (2*(p*ns + s) + 1) using 1:2 with lines lt (s+1) lw 2 notitle, \
+       for [s = 0:ns-1] dat index (2*(p*ns + s)) using 1:2 with points lt (s+1) pt 7 ps 1.8 \
+         title value(sprintf('s%d', s+1)).': measured', \
+       NaN with lines lc rgb '#444444' lw 2 title 'flashtune model'
+}
+unset multiplot

@@ -1,0 +1,110 @@
+#include "plots/drawer.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <fstream>
+#include <stdexcept>
+
+#include "plots/plot_set.h"
+
+namespace flashtune::plots {
+namespace {
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  if (!out || !(out << text)) throw std::runtime_error(path + ": cannot write file");
+}
+
+}  // namespace
+
+void Drawer::draw(const std::string& stem, const std::string& tmpl, const std::string& data, GnuplotVars vars) const {
+  const std::string dat = r_.out_dir + "/" + stem + ".dat";
+  write_file(dat, data);
+  vars.emplace_back("dat", gnuplot_quote(dat));
+  vars.emplace_back("gpu", gnuplot_quote(r_.gpu_name));
+  // `load common` in the templates: a relative name resolves against gnuplot's working
+  // directory, so pass the full path.
+  vars.emplace_back("common", gnuplot_quote(r_.template_dir + "/common.gp"));
+  for (const char* term : {"svg", "png"}) {
+    GnuplotVars v = vars;
+    v.emplace_back("term", gnuplot_quote(term));
+    v.emplace_back("out", gnuplot_quote(r_.out_dir + "/" + stem + "." + term));
+    run_gnuplot(r_.gnuplot, r_.template_dir + "/" + tmpl + ".gp", v);
+  }
+}
+
+std::string& Blocks::operator[](const std::string& label) {
+  auto it = std::find(labels.begin(), labels.end(), label);
+  if (it != labels.end()) return text[std::size_t(it - labels.begin())];
+  labels.push_back(label);
+  text.emplace_back();
+  return text.back();
+}
+
+std::string Blocks::joined() const {
+  std::string s;
+  for (std::size_t i = 0; i < text.size(); ++i) s += (i ? "\n\n" : "") + text[i];
+  return s;
+}
+
+VariantBlocks variant_blocks(const std::map<Variant, std::string>& rows) {
+  Blocks blocks;
+  std::vector<std::string> colours;
+  for (Variant v : kAllVariants)
+    if (auto it = rows.find(v); it != rows.end()) {
+      blocks[variant_name(v)] = it->second;
+      colours.push_back(variant_colour(v));
+    }
+  return {blocks.joined(),
+          {{"variants", gnuplot_quote(words_of(blocks.labels))}, {"colours", gnuplot_quote(words_of(colours))}}};
+}
+
+std::string num(double x) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.6g", x);
+  return buf;
+}
+
+std::string words_of(const std::vector<std::string>& labels) {
+  std::string s;
+  for (const auto& l : labels) s += (s.empty() ? "" : " ") + l;
+  return s;
+}
+
+std::string safe_stem(const std::string& s) {
+  std::string out;
+  for (char ch : s) out += (std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_') ? ch : '_';
+  return out.empty() ? "workload" : out;
+}
+
+std::string workload_text(const Workload& w) {
+  return "B=" + std::to_string(w.B) + " N=" + std::to_string(w.N) + " d=" + std::to_string(w.d) +
+         (w.causal ? " causal" : "");
+}
+
+std::string tile_text(const TileConfig& c) {
+  return std::string(variant_name(c.variant)) + " " + std::to_string(c.Br) + "x" + std::to_string(c.Bc) + " " +
+         layout_name(c.layout);
+}
+
+const char* variant_colour(Variant v) {
+  switch (v) {
+    case Variant::RowSmem: return "#0072B2";
+    case Variant::RowReg: return "#D55E00";
+    case Variant::WarpGroups: return "#009E73";
+    case Variant::RegTile2D: return "#CC79A7";
+  }
+  return "#000000";
+}
+
+int layout_point_type(Layout l) {
+  switch (l) {
+    case Layout::Plain: return 7;
+    case Layout::Padded: return 5;
+    case Layout::Swizzled: return 9;
+  }
+  return 7;
+}
+
+}  // namespace flashtune::plots
