@@ -60,7 +60,9 @@ std::string render_report(const ReportInput& in) {
        " measurements with status ok, " + std::to_string(p.workloads.size()) + " workloads; GPU spec `" +
        in.gpu_spec_file + "`.\n\n";
   s += p.fitted_coefficients > 0
-           ? "Our model uses the profile's " + std::to_string(p.fitted_coefficients) + " fitted coefficients.\n\n"
+           ? "Our model uses the " + std::to_string(p.fitted_coefficients) +
+                 " coefficients in the profile (written by `flashtune fit`; docs/fit.md has which were fitted and the "
+                 "held-out accuracy). The figures below are in-sample.\n\n"
            : std::string("Our model uses its default coefficients: the profile has none fitted.\n\n");
   s += "## Accuracy against measurement\n\n"
        "APE = |predicted - measured| / measured per (workload, config), over the measurements with status ok.\n\n";
