@@ -1,6 +1,8 @@
 #include "fit/cross_validation.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 
 #include "model/baselines.h"
 
@@ -44,7 +46,9 @@ std::vector<ScoredPoint> score_points(const FitDataset& ds, Predictor pred, cons
 }
 
 CrossValidation cross_validate(const FitDataset& ds, Holdout by, const model::Coefficients& start,
-                               const std::vector<std::string>& free) {
+                               const std::vector<std::string>& free,
+                               const std::function<void(const std::string&)>& progress) {
+  const auto t0 = std::chrono::steady_clock::now();
   CrossValidation cv;
   cv.by = by;
   std::vector<std::string> groups;
@@ -62,6 +66,14 @@ CrossValidation cross_validate(const FitDataset& ds, Holdout by, const model::Co
     f.coefficients = fit_coefficients(train, ds.gpu, start, free).coefficients;
     for (const FitPoint* p : test) cv.held_out.push_back(scored(*p, predicted_time(*p, ds.gpu, f.coefficients)));
     cv.folds.push_back(f);
+    if (progress) {
+      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const double left = elapsed / double(cv.folds.size()) * double(groups.size() - cv.folds.size());
+      char line[200];
+      std::snprintf(line, sizeof line, "%s fold %zu/%zu (%s) done, %.1f s, about %.1f s left", holdout_name(by),
+                    cv.folds.size(), groups.size(), g.c_str(), elapsed, left);
+      progress(line);
+    }
   }
   return cv;
 }

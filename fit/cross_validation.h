@@ -3,6 +3,7 @@
 // coefficients to fit, so they are scored on the same points as they stand.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -33,8 +34,10 @@ struct CrossValidation {
   std::vector<Fold> folds;
 };
 
-// Throws std::invalid_argument when a fold's training set is too small to fit.
+// Throws std::invalid_argument when a fold's training set is too small to fit. `progress`, when
+// given, gets one line per fold: "fold 12/37 (t22) done, 5.1 s, about 10.8 s left".
 CrossValidation cross_validate(const FitDataset& ds, Holdout by, const model::Coefficients& start,
-                               const std::vector<std::string>& free);
+                               const std::vector<std::string>& free,
+                               const std::function<void(const std::string&)>& progress = {});
 
 }  // namespace flashtune::fit

@@ -66,7 +66,7 @@ FitRun run_fit(const FitRunOptions& o, const std::function<void(const std::strin
   r.scores.push_back({"flashtune model, fitted, in-sample", score(r.in_sample)});
   if (o.cv_workload) {
     progress("leave-one-workload-out: " + std::to_string(ds.workload_names().size()) + " folds");
-    const CrossValidation cv = cross_validate(ds, Holdout::Workload, defaults, o.free);
+    const CrossValidation cv = cross_validate(ds, Holdout::Workload, defaults, o.free, progress);
     r.scores.push_back({"flashtune model, leave-one-workload-out", score(cv.held_out)});
     r.held_out_workloads = per_workload(cv.held_out);
     r.held_out = cv.held_out;
@@ -74,7 +74,7 @@ FitRun run_fit(const FitRunOptions& o, const std::function<void(const std::strin
   }
   if (o.cv_variant) {
     progress("leave-one-variant-out");
-    const CrossValidation cv = cross_validate(ds, Holdout::Variant, defaults, o.free);
+    const CrossValidation cv = cross_validate(ds, Holdout::Variant, defaults, o.free, progress);
     r.scores.push_back({"flashtune model, leave-one-variant-out", score(cv.held_out)});
   }
   r.scores.push_back({"roofline", score(score_points(ds, Predictor::Roofline, defaults))});
