@@ -87,6 +87,7 @@ ordered_json comparison_json(const CompareCliOptions& o, const Profile& a, const
   j["outside_by_workload"] = outside;
   j["workloads"] = c.workloads;
   j["same_best"] = c.same_best;
+  j["partial_workloads"] = c.partial_workloads;
   j["ties"] = c.ties;
   j["best_medians"] = stats_json(c.best);
   ordered_json per = ordered_json::array();
@@ -131,6 +132,9 @@ void print_text(const CompareCliOptions& o, const Profile& a, const Profile& b, 
   std::printf("best      same config on %zu of %zu workloads; %zu of the %zu that differ are ties (B's best within "
               "%g%% of A's best in A)\n",
               c.same_best, c.workloads, c.ties, c.workloads - c.same_best, pct(tol));
+  if (c.partial_workloads > 0)
+    std::printf("best      %zu workloads left out: measured on different configs in A and B (a partial run?)\n",
+                c.partial_workloads);
   std::printf("best ms   %s\n", stats_text(c.best, tol).c_str());
   for (const WorkloadBest& w : c.per_workload) {
     if (w.same) continue;

@@ -87,12 +87,28 @@ void check_same_workloads(const Profile& a, const Profile& b) {
   }
 }
 
+// The ok configs of each workload: two bests compare only over the same candidates.
+std::map<std::string, std::set<std::string>> ok_configs(const Profile& p) {
+  std::map<std::string, std::set<std::string>> out;
+  for (const Measurement& m : p.measurements)
+    if (m.status == status::kOk) out[m.workload].insert(m.config);
+  return out;
+}
+
 std::vector<WorkloadBest> compare_bests(const Profile& a, const Profile& b,
-                                        const std::map<PairKey, const Measurement*>& ok_a, double tolerance) {
+                                        const std::map<PairKey, const Measurement*>& ok_a, double tolerance,
+                                        std::size_t& partial) {
   std::vector<WorkloadBest> out;
+  const auto configs_a = ok_configs(a), configs_b = ok_configs(b);
+  partial = 0;
   for (const NamedWorkload& w : a.workloads) {
     const auto ia = a.best.find(w.name), ib = b.best.find(w.name);
     if (ia == a.best.end() || ib == b.best.end() || !(ia->second.median_ms > 0)) continue;
+    const auto ca = configs_a.find(w.name), cb = configs_b.find(w.name);
+    if (ca == configs_a.end() || cb == configs_b.end() || ca->second != cb->second) {
+      ++partial;  // one side measured other configs (an interrupted run): its best is not comparable
+      continue;
+    }
     WorkloadBest r;
     r.workload = w.name;
     r.best_a = ia->second.config;
@@ -159,7 +175,7 @@ ProfileComparison compare_profiles(const Profile& a, const Profile& b, const Com
   c.long_kernels = stats_of(long_diffs, options.tolerance);
   c.outside = outside_by_workload(diffs, options.tolerance);
 
-  c.per_workload = compare_bests(a, b, ok_a, options.tolerance);
+  c.per_workload = compare_bests(a, b, ok_a, options.tolerance, c.partial_workloads);
   c.workloads = c.per_workload.size();
   std::vector<PairDiff> best_diffs;
   for (const WorkloadBest& w : c.per_workload) {

@@ -71,7 +71,8 @@ struct ProfileComparison {
   std::size_t only_a = 0, only_b = 0;  // pairs ok in one, absent or not ok in the other
   RelDiffStats all, long_kernels;
   std::vector<OutsideByWorkload> outside;  // workloads with pairs outside, most first
-  std::size_t workloads = 0;       // workloads with a best in both
+  std::size_t workloads = 0;       // workloads with a best in both, measured on the same configs
+  std::size_t partial_workloads = 0;  // left out of the best comparison: ok configs differ (a partial run)
   std::size_t same_best = 0, ties = 0;
   RelDiffStats best;               // over the per-workload best medians
   std::vector<WorkloadBest> per_workload;  // A's workload order
