@@ -57,6 +57,18 @@ TEST(Quantile, InterpolatesBetweenOrderStatistics) {
   EXPECT_DOUBLE_EQ(quantile_of({5, 7, 1}, 0.0), 1.0);
 }
 
+TEST(ProfileCompare, AWorkloadMeasuredOnOtherConfigsIsLeftOutOfTheBestComparison) {
+  // B stopped part-way through w1 (c2 and c3 never measured): its w1 best (c1) was taken over one
+  // config, so comparing it with A's best would report a false change. w2 is whole in both.
+  const Profile b = profile_of("nvidia-h200", {timed("w1", kC1, 1.0), timed("w2", kC1, 0.010), timed("w2", kC2, 0.020)});
+  const ProfileComparison c = compare_profiles(reference(), b);
+  EXPECT_EQ(c.partial_workloads, 1u);
+  EXPECT_EQ(c.workloads, 1u);
+  EXPECT_EQ(c.same_best, 1u);
+  ASSERT_EQ(c.per_workload.size(), 1u);
+  EXPECT_EQ(c.per_workload[0].workload, "w2");
+}
+
 TEST(ProfileCompare, PerPairDifferencesRelativeToA) {
   // B: w1 c1 +1%, c2 -1.9%, c3 -4.95%; w2 c1 +20%, c2 +5%.
   const Profile b = profile_of("nvidia-h200", {timed("w1", kC1, 1.01), timed("w1", kC2, 0.4905),
