@@ -48,17 +48,21 @@ double spearman(const std::vector<double>& a, const std::vector<double>& b) {
   return saa > 0 && sbb > 0 ? sab / std::sqrt(saa * sbb) : nan;
 }
 
-std::vector<WorkloadRegret> per_workload(const std::vector<ScoredPoint>& points) {
-  std::vector<std::string> order;
-  std::map<std::string, std::vector<const ScoredPoint*>> by;
+std::vector<std::pair<std::string, std::vector<const ScoredPoint*>>> group_by_workload(
+    const std::vector<ScoredPoint>& points) {
+  std::vector<std::pair<std::string, std::vector<const ScoredPoint*>>> groups;
+  std::map<std::string, std::size_t> index;
   for (const ScoredPoint& p : points) {
-    auto& v = by[p.workload];
-    if (v.empty()) order.push_back(p.workload);
-    v.push_back(&p);
+    auto [it, inserted] = index.emplace(p.workload, groups.size());
+    if (inserted) groups.push_back({p.workload, {}});
+    groups[it->second].second.push_back(&p);
   }
+  return groups;
+}
+
+std::vector<WorkloadRegret> per_workload(const std::vector<ScoredPoint>& points) {
   std::vector<WorkloadRegret> out;
-  for (const std::string& name : order) {
-    const auto& v = by[name];
+  for (const auto& [name, v] : group_by_workload(points)) {
     WorkloadRegret r;
     r.workload = name;
     r.configs = int(v.size());

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace flashtune::fit {
@@ -28,6 +29,10 @@ double spearman(const std::vector<double>& a, const std::vector<double>& b);
 
 // Percentile-free median (mean of the two middle values for an even count); 0 for empty input.
 double median(std::vector<double> v);
+
+// The points of each workload, workloads in first-seen order.
+std::vector<std::pair<std::string, std::vector<const ScoredPoint*>>> group_by_workload(
+    const std::vector<ScoredPoint>& points);
 
 // Per workload (first-seen order): the model's pick's measured time over the measured best, minus 1.
 struct WorkloadRegret {

@@ -51,15 +51,14 @@ FitRun run_fit(const FitRunOptions& o, const std::function<void(const std::strin
   FitRun r;
   r.data = load_fit_dataset(o.profile, o.spec_dir);
   const FitDataset& ds = r.data;
-  const std::size_t need = min_points_for_fit(o.free.size());
-  if (ds.points.size() < need)
-    throw std::invalid_argument(o.profile + ": too few measurements to fit " + std::to_string(o.free.size()) +
-                                " coefficients: " + std::to_string(ds.points.size()) + " ok measurements, at least " +
-                                std::to_string(need) + " needed (5 per coefficient)");
   const model::Coefficients defaults;
   progress("fitting " + std::to_string(o.free.size()) + " coefficients to " + std::to_string(ds.points.size()) +
            " measurements");
-  r.fit = fit_coefficients(ds.all(), ds.gpu, defaults, o.free);
+  try {
+    r.fit = fit_coefficients(ds.all(), ds.gpu, defaults, o.free);
+  } catch (const std::invalid_argument& e) {  // too few measurements: say which profile
+    throw std::invalid_argument(o.profile + ": " + e.what());
+  }
 
   r.scores.push_back({"flashtune model, spec only (default coefficients)", score(score_points(ds, Predictor::Model, defaults))});
   r.in_sample = score_points(ds, Predictor::Model, r.fit.coefficients);

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 
 namespace flashtune::fit {
 
@@ -11,21 +10,15 @@ std::vector<TopK> default_top_k() {
 }
 
 std::vector<GuidedResult> evaluate_guided(const std::vector<ScoredPoint>& points, const std::vector<TopK>& rules) {
-  std::vector<std::string> order;
-  std::map<std::string, std::vector<const ScoredPoint*>> by;
-  for (const ScoredPoint& p : points) {
-    auto& v = by[p.workload];
-    if (v.empty()) order.push_back(p.workload);
-    v.push_back(&p);
-  }
+  const auto groups = group_by_workload(points);
   std::vector<GuidedResult> out;
   for (const TopK& rule : rules) {
     GuidedResult g;
     g.rule = rule;
     std::vector<double> regrets;
     double share = 0;
-    for (const std::string& name : order) {
-      std::vector<const ScoredPoint*> v = by[name];
+    for (const auto& [name, group] : groups) {
+      std::vector<const ScoredPoint*> v = group;  // reordered below
       const int n = int(v.size());
       const int k = std::min(n, rule.k > 0 ? rule.k : std::max(1, int(std::ceil(rule.fraction * n))));
       double best = v[0]->measured_s;
@@ -43,8 +36,8 @@ std::vector<GuidedResult> evaluate_guided(const std::vector<ScoredPoint>& points
       }
       share += double(k) / n;
     }
-    g.workloads = int(order.size());
-    g.share_measured = order.empty() ? 0 : share / double(order.size());
+    g.workloads = int(groups.size());
+    g.share_measured = groups.empty() ? 0 : share / double(groups.size());
     g.median_regret = median(regrets);
     out.push_back(g);
   }

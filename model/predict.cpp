@@ -35,18 +35,7 @@ double& PipeTimes::operator[](Pipe p) {
   return latency;
 }
 
-double PipeTimes::operator[](Pipe p) const {
-  switch (p) {
-    case Pipe::Fp32: return fp32;
-    case Pipe::Sfu: return sfu;
-    case Pipe::Shared: return shared;
-    case Pipe::Issue: return issue;
-    case Pipe::L2: return l2;
-    case Pipe::Dram: return dram;
-    case Pipe::Latency: break;
-  }
-  return latency;
-}
+double PipeTimes::operator[](Pipe p) const { return const_cast<PipeTimes&>(*this)[p]; }
 
 namespace {
 
