@@ -242,9 +242,10 @@ ConfigResult run_config(GpuSession& s, const TileConfig& c, const RunOptions& o,
     std::vector<float> out = run_once(*kernel, *s.inputs, s.o, s.harness.stream());
     if (o.check) {
       r.check = compare_to_reference(out.data(), s.ref().data(), out.size());
-      if (!r.check->passes(kRelL2Tolerance)) {
+      const double tolerance = rel_l2_tolerance(variant_precision(c.variant));
+      if (!r.check->passes(tolerance)) {
         r.status = "wrong-result";
-        r.reason = "rel_l2 " + number_text(r.check->rel_l2) + " (tolerance " + number_text(kRelL2Tolerance) + "), " +
+        r.reason = "rel_l2 " + number_text(r.check->rel_l2) + " (tolerance " + number_text(tolerance) + "), " +
                    std::to_string(r.check->nonfinite) + " non-finite";
       }
     }
@@ -269,13 +270,14 @@ json result_json(const ConfigResult& r) {
   json j = {{"config", c.name()}, {"variant", variant_name(c.variant)}, {"d", c.d},          {"Br", c.Br},
             {"Bc", c.Bc},         {"layout", layout_name(c.layout)},   {"status", r.status}};
   if (!r.reason.empty()) j["reason"] = r.reason;
+  const double tolerance = rel_l2_tolerance(variant_precision(c.variant));
   if (r.check)
     j["check"] = {{"max_abs", r.check->max_abs},
                   {"rel_l2", r.check->rel_l2},
                   {"nonfinite", r.check->nonfinite},
                   {"count", r.check->count},
-                  {"tolerance_rel_l2", kRelL2Tolerance},
-                  {"pass", r.check->passes(kRelL2Tolerance)}};
+                  {"tolerance_rel_l2", tolerance},
+                  {"pass", r.check->passes(tolerance)}};
   if (r.timing) {
     const TimingStats& t = r.timing->stats;
     j["time"] = {{"median_ms", t.median_ms}, {"min_ms", t.min_ms},       {"max_ms", t.max_ms},
@@ -307,9 +309,10 @@ void print_single(const ConfigResult& r, const Workload& w, const DeviceLimits& 
   std::printf("config    %s\n", r.config.name().c_str());
   if (chosen) print_choice(*chosen);
   if (r.status != "ok" && !r.reason.empty()) std::printf("status    %s: %s\n", r.status.c_str(), r.reason.c_str());
+  const double tolerance = rel_l2_tolerance(variant_precision(r.config.variant));
   if (r.check)
     std::printf("check     max_abs %.3e  rel_l2 %.3e  nonfinite %lld  -> %s (rel_l2 tolerance %.0e)\n", r.check->max_abs,
-                r.check->rel_l2, r.check->nonfinite, r.check->passes(kRelL2Tolerance) ? "PASS" : "FAIL", kRelL2Tolerance);
+                r.check->rel_l2, r.check->nonfinite, r.check->passes(tolerance) ? "PASS" : "FAIL", tolerance);
   if (r.timing) {
     const TimingStats& t = r.timing->stats;
     std::printf("time      median %.4f ms  min %.4f  stdev %.4f (%.2f%%)  samples %d  dropped %d  stop %s\n", t.median_ms,

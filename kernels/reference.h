@@ -27,6 +27,6 @@ struct ErrorStats {
 ErrorStats compare_to_reference(const float* out, const double* ref, std::size_t n);
 
 // The project's accuracy bar for fp32 kernels against the double reference.
-inline constexpr double kRelL2Tolerance = 1e-4;
+inline constexpr double kRelL2Tolerance = rel_l2_tolerance(Precision::Fp32);
 
 }  // namespace flashtune

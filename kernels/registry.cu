@@ -29,6 +29,12 @@ const std::vector<const KernelInstance*>& kernel_registry() {
     kernels::add_regtile_2d_d32(v);
     kernels::add_regtile_2d_d64(v);
     kernels::add_regtile_2d_d128(v);
+    kernels::add_mma_3xtf32_d32(v);
+    kernels::add_mma_3xtf32_d64(v);
+    kernels::add_mma_3xtf32_d128(v);
+    kernels::add_mma_1xtf32_d32(v);
+    kernels::add_mma_1xtf32_d64(v);
+    kernels::add_mma_1xtf32_d128(v);
     std::stable_sort(v.begin(), v.end(), [](const KernelInstance* a, const KernelInstance* b) {
       return order_key(a->config()) < order_key(b->config());
     });

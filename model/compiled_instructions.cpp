@@ -27,6 +27,12 @@ CompiledInstructionCorrection compiled_instruction_correction(const TileConfig& 
       k.epilogue_ffma_per_row = 2.0 * lanes;  // rcp.rn: MUFU.RCP and two Newton FFMAs
       break;
     }
+    case Variant::MmaTf32x3:
+    case Variant::MmaTf32x1:
+      // The 4 lanes of a row group each divide by the row's l (rcp.rn: MUFU.RCP + two FFMAs).
+      k.epilogue_mufu_per_row = 4;
+      k.epilogue_ffma_per_row = 2.0 * 4;
+      break;
   }
   return k;
 }

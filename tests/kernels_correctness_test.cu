@@ -190,7 +190,7 @@ TEST(KernelsCorrectness, EveryInstanceMatchesTheDoubleReference) {
             CUDA_OK(cudaDeviceSynchronize());
             CUDA_OK(cudaMemcpy(out.data(), o.ptr, n * 4, cudaMemcpyDeviceToHost));
             const ErrorStats e = compare_to_reference(out.data(), ref.data(), n);
-            EXPECT_TRUE(e.passes(kRelL2Tolerance))
+            EXPECT_TRUE(e.passes(rel_l2_tolerance(variant_precision(kern->config().variant))))
                 << where << ": rel_l2 " << e.rel_l2 << " max_abs " << e.max_abs << " non-finite " << e.nonfinite;
             Worst& wv = worst[variant_name(kern->config().variant)];
             ++wv.checks;
@@ -206,7 +206,7 @@ TEST(KernelsCorrectness, EveryInstanceMatchesTheDoubleReference) {
   nlohmann::json report;
   report["schema_version"] = 1;
   report["device"] = dev.name;
-  report["tolerance_rel_l2"] = kRelL2Tolerance;
+  for (Precision pr : kAllPrecisions) report["tolerance_rel_l2"][precision_name(pr)] = rel_l2_tolerance(pr);
   for (const auto& [variant, wv] : worst) {
     std::printf("worst rel L2 %-12s %.3e  (max abs %.3e, %lld checks) at %s\n", variant.c_str(), wv.rel_l2,
                 wv.max_abs, wv.checks, wv.where.c_str());

@@ -139,9 +139,10 @@ Measurement CudaBackend::measure(const NamedWorkload& nw, const TileConfig& c) {
     const std::vector<float> out = run_once(*kernel, *inputs_, out_, stream);
     const ErrorStats e = compare_to_reference(out.data(), reference_.data(), out.size());
     m.verify = VerifyResult{e.rel_l2, e.max_abs};
-    if (!e.passes(kRelL2Tolerance)) {
+    const double tolerance = rel_l2_tolerance(variant_precision(c.variant));
+    if (!e.passes(tolerance)) {
       m.status = status::kWrongResult;
-      m.reason = "rel_l2 " + number_text(e.rel_l2) + " (tolerance " + number_text(kRelL2Tolerance) + "), " +
+      m.reason = "rel_l2 " + number_text(e.rel_l2) + " (tolerance " + number_text(tolerance) + "), " +
                  std::to_string(e.nonfinite) + " non-finite";
       return done();
     }

@@ -19,5 +19,11 @@ void add_warp_groups_d128(std::vector<const KernelInstance*>& out);
 void add_regtile_2d_d32(std::vector<const KernelInstance*>& out);
 void add_regtile_2d_d64(std::vector<const KernelInstance*>& out);
 void add_regtile_2d_d128(std::vector<const KernelInstance*>& out);
+void add_mma_3xtf32_d32(std::vector<const KernelInstance*>& out);
+void add_mma_3xtf32_d64(std::vector<const KernelInstance*>& out);
+void add_mma_3xtf32_d128(std::vector<const KernelInstance*>& out);
+void add_mma_1xtf32_d32(std::vector<const KernelInstance*>& out);
+void add_mma_1xtf32_d64(std::vector<const KernelInstance*>& out);
+void add_mma_1xtf32_d128(std::vector<const KernelInstance*>& out);
 
 }  // namespace flashtune::kernels

@@ -53,7 +53,15 @@ struct TileInstructionCounts {
   double exp = 0;         // exponentials (SFU / XU pipe)
   double shuffles = 0;    // warp shuffles
   double barriers = 0;    // __syncthreads per block (count, not thread-level)
+  // Tensor-core variants: mma.sync m16n8k8 TF32 instructions per block, warp-level (each is one
+  // warp instruction of 2 x 16 x 8 x 8 = 2048 FLOPs; 3xTF32 issues three per product), and the
+  // integer logic instructions (thread-level) that mask the TF32 high part off each operand.
+  double mma = 0;
+  double int_logic = 0;
 };
+
+// FLOPs of one mma.sync m16n8k8 warp instruction.
+inline constexpr double kMmaM16n8k8Flops = 2.0 * 16 * 8 * 8;
 
 struct KernelGeometry {
   TileConfig config;
@@ -71,6 +79,11 @@ struct KernelGeometry {
   // issued a half-iteration ahead): the L2 latency is then hidden and only the barriers and the
   // wait stay exposed. False: every iteration waits for its loads before computing.
   bool kv_loads_overlap_compute = false;
+  // True when each warp owns rows_per_warp consecutive query rows and skips the work of a K/V
+  // tile whose first key is past all of them (causal): per_kv_tile then counts a tile every warp
+  // computes, and a diagonal tile costs only the warps that still have unmasked keys in it.
+  bool warps_skip_masked_tiles = false;
+  int rows_per_warp = 0;
 };
 
 }  // namespace flashtune

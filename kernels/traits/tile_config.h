@@ -15,9 +15,29 @@ enum class Variant : int {
   RowReg = 1,      // one thread per query row; Q and O in registers, float4, transposed S tile
   WarpGroups = 2,  // a group of lanes per query row, warp-shuffle reductions, float4
   RegTile2D = 3,   // 2-D register tiling of S and O (seed v12), K padded or swizzled
+  MmaTf32x3 = 4,   // tensor cores: warps own 16 query rows, S and O as mma.sync m16n8k8 TF32
+                   // fragments, each fp32 operand split into a TF32 high part and residual (3 products)
+  MmaTf32x1 = 5,   // the same kernel with one TF32 product per mma: fast, TF32-accurate (opt-in)
 };
-inline constexpr Variant kAllVariants[] = {Variant::RowSmem, Variant::RowReg, Variant::WarpGroups,
-                                           Variant::RegTile2D};
+inline constexpr Variant kAllVariants[] = {Variant::RowSmem,   Variant::RowReg,    Variant::WarpGroups,
+                                           Variant::RegTile2D, Variant::MmaTf32x3, Variant::MmaTf32x1};
+
+// How accurate a variant's result is: Fp32 (SIMT fp32 and 3xTF32: fp32-level, the default
+// everywhere) or Tf32 (one TF32 product per mma: about 3 decimal digits; chosen only on request).
+enum class Precision : int { Fp32 = 0, Tf32 = 1 };
+inline constexpr Precision kAllPrecisions[] = {Precision::Fp32, Precision::Tf32};
+
+constexpr Precision variant_precision(Variant v) { return v == Variant::MmaTf32x1 ? Precision::Tf32 : Precision::Fp32; }
+// Tensor-core variants need TF32 mma.sync (compute capability 8.0 or newer).
+constexpr bool uses_tensor_cores(Variant v) { return v == Variant::MmaTf32x3 || v == Variant::MmaTf32x1; }
+inline constexpr int kTensorCoreMinComputeCapability = 80;  // major * 10 + minor
+
+constexpr const char* precision_name(Precision p) { return p == Precision::Tf32 ? "tf32" : "fp32"; }
+// Relative L2 error against the double reference that a result of this precision must stay under.
+// Fp32: the project's bar. Tf32: one TF32 product rounds each operand to 11 significant bits
+// (relative 2^-11 = 4.9e-4 per product); with scores up to +-50 the error of a score moves the
+// softmax weights by up to ~1% (docs/kernels.md, measured worst in docs/results).
+constexpr double rel_l2_tolerance(Precision p) { return p == Precision::Tf32 ? 1e-2 : 1e-4; }
 
 // Shared-memory layout switch: how the rows of a tile that threads read column-wise are laid out.
 enum class Layout : int {
@@ -33,6 +53,8 @@ constexpr const char* variant_name(Variant v) {
     case Variant::RowReg: return "row_reg";
     case Variant::WarpGroups: return "warp_groups";
     case Variant::RegTile2D: return "regtile_2d";
+    case Variant::MmaTf32x3: return "mma_3xtf32";
+    case Variant::MmaTf32x1: return "mma_1xtf32";
   }
   return "?";
 }
@@ -49,6 +71,12 @@ constexpr const char* layout_name(Layout l) {
 inline std::optional<Variant> parse_variant(std::string_view s) {
   for (Variant v : kAllVariants)
     if (s == variant_name(v)) return v;
+  return std::nullopt;
+}
+
+inline std::optional<Precision> parse_precision(std::string_view s) {
+  for (Precision p : kAllPrecisions)
+    if (s == precision_name(p)) return p;
   return std::nullopt;
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernel_geometry.h"
+#include "mma_tf32_traits.h"
 #include "regtile_2d_traits.h"
 #include "row_reg_traits.h"
 #include "row_smem_traits.h"
@@ -26,6 +27,8 @@ auto visit_variant(Variant v, F&& f) -> std::optional<decltype(f(RowSmem{}))> {
     case Variant::RowReg: return f(RowReg{});
     case Variant::WarpGroups: return f(WarpGroups{});
     case Variant::RegTile2D: return f(RegTile2D{});
+    case Variant::MmaTf32x3: return f(MmaTf32x3{});
+    case Variant::MmaTf32x1: return f(MmaTf32x1{});
   }
   return std::nullopt;
 }

@@ -1,0 +1,18 @@
+// mma_3xtf32 instantiations with d = 64 (the list is traits::MmaCompiled<Tf32x3>).
+#include "kernels/instances/instances.h"
+#include "kernels/kernel_instance.cuh"
+#include "kernels/mma_tf32.cuh"
+
+namespace flashtune::kernels {
+namespace {
+template <int D, int BR, int BC, Layout L>
+struct KernelOf {
+  static constexpr KernelFn fn = &mma_tf32_kernel<traits::MmaPrecision::Tf32x3, D, BR, BC, L>;
+};
+}  // namespace
+
+void add_mma_3xtf32_d64(std::vector<const KernelInstance*>& out) {
+  add_compiled<traits::MmaTf32x3, 64, KernelOf>(out);
+}
+
+}  // namespace flashtune::kernels

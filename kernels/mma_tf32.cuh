@@ -1,0 +1,296 @@
+// Tensor-core FlashAttention forward on mma.sync m16n8k8 TF32, fp32 in and out: 3xTF32 (fp32-level
+// accuracy) or 1xTF32. Fragment layouts, key and column orders, the shared-memory layout and sizes
+// come from kernels/traits/mma_tf32_traits.h (read it first); this file only turns them into
+// instructions. Needs nvcc --expt-relaxed-constexpr (the traits' index functions run on the device).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/attention_params.cuh"
+#include "kernels/traits/mma_tf32_traits.h"
+
+namespace flashtune::kernels {
+
+namespace mma_tf32_detail {
+
+using traits::MmaPrecision;
+
+// 16-byte global -> shared copy; src_bytes = 0 writes zeros (K and V rows past N), so the compute
+// loops never branch on N.
+__device__ __forceinline__ void cp_async_16(float* smem, const float* gmem, bool valid) {
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  const int src_bytes = valid ? 16 : 0;
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(gmem), "r"(src_bytes) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
+
+// One MUFU.EX2: scores are in base-2 units (Q pre-scaled by scale * log2 e).
+__device__ __forceinline__ float exp2_approx(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+
+// An fp32 value as TF32 operands: hi (and, for 3xTF32, the residual lo).
+struct Tf32Pair {
+  uint32_t hi, lo;
+};
+
+template <MmaPrecision P>
+__device__ __forceinline__ Tf32Pair split(float x) {
+  if constexpr (P == MmaPrecision::Tf32x3) {
+    // hi: x with the 13 mantissa bits TF32 lacks cleared; lo = x - hi is exact. The mma reads
+    // lo's top 19 bits (traits header: ~2^-20 relative per product).
+    const uint32_t hi = __float_as_uint(x) & 0xffffe000u;
+    return {hi, __float_as_uint(x - __uint_as_float(hi))};
+  } else {
+    uint32_t r;
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
+    return {r, 0u};
+  }
+}
+
+// A fragment (a0..a3: (g, t), (g + 8, t), (g, t + 4), (g + 8, t + 4)) and B fragment
+// (b0, b1: (k = t, n = g), (k = t + 4, n = g)) of m16n8k8, PTX ISA "Matrix fragments for mma.m16n8k8".
+struct AFrag {
+  Tf32Pair a[4];
+};
+struct BFrag {
+  Tf32Pair b[2];
+};
+
+template <MmaPrecision P>
+__device__ __forceinline__ AFrag a_frag(float a0, float a1, float a2, float a3) {
+  return {{split<P>(a0), split<P>(a1), split<P>(a2), split<P>(a3)}};
+}
+template <MmaPrecision P>
+__device__ __forceinline__ BFrag b_frag(float b0, float b1) {
+  return {{split<P>(b0), split<P>(b1)}};
+}
+
+__device__ __forceinline__ void mma_m16n8k8(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
+                                            uint32_t b0, uint32_t b1) {
+  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
+// c += a * b: 3xTF32 adds the two small cross terms first, then hi * hi.
+template <MmaPrecision P>
+__device__ __forceinline__ void mma_product(float (&c)[4], const AFrag& x, const BFrag& y) {
+  if constexpr (P == MmaPrecision::Tf32x3) {
+    mma_m16n8k8(c, x.a[0].lo, x.a[1].lo, x.a[2].lo, x.a[3].lo, y.b[0].hi, y.b[1].hi);
+    mma_m16n8k8(c, x.a[0].hi, x.a[1].hi, x.a[2].hi, x.a[3].hi, y.b[0].lo, y.b[1].lo);
+  }
+  mma_m16n8k8(c, x.a[0].hi, x.a[1].hi, x.a[2].hi, x.a[3].hi, y.b[0].hi, y.b[1].hi);
+}
+
+__device__ __forceinline__ float4 load_float4(const float* p) { return *reinterpret_cast<const float4*>(p); }
+
+}  // namespace mma_tf32_detail
+
+// One block per (query tile, batch entry); under causal the query tiles run last-first, so the
+// longest blocks start in the first wave and the short ones fill the tail.
+template <traits::MmaPrecision P, int D, int BR, int BC, Layout L>
+__global__ void __launch_bounds__(traits::MmaTf32<P>::template Tile<D, BR, BC, L>::kThreads, 1)
+    mma_tf32_kernel(const AttentionParams p) {
+  using R = traits::MmaTf32<P>;
+  using T = typename R::template Tile<D, BR, BC, L>;
+  namespace dt = mma_tf32_detail;
+  constexpr int kThreads = T::kThreads, NS = T::kSTiles, NO = T::kOTiles, KK = D / 16;
+  constexpr TileConfig kC = T::kConfig;
+
+  extern __shared__ __align__(16) float smem[];
+
+  const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid % 32;
+  const int tq = R::thread_in_group(lane);
+  const BlockCoords coords = block_coords(p);
+  const int q_tile = p.causal ? p.q_tiles - 1 - coords.q_tile : coords.q_tile;
+  const int q0 = q_tile * BR;
+  const int n = p.N;
+  const std::size_t base = static_cast<std::size_t>(coords.batch) * static_cast<std::size_t>(n) * D;
+  const float* const qg = p.q + base;
+  const float* const kg = p.k + base;
+  const float* const vg = p.v + base;
+  float* const og = p.o + base;
+  const int kv_tiles = kv_tile_count<BR, BC>(p, q_tile);
+
+  // Cooperative cp.async of K and V rows [tile * BC, tile * BC + BC) into stage `stage`.
+  auto load_kv = [&](int tile, int stage) {
+    float* const sk = smem + R::k_base(kC, stage);
+    float* const sv = smem + R::v_base(kC, stage);
+    const int row0 = tile * BC;
+    constexpr int kVecs = traits::tile_float4s(BC, D);
+    constexpr int kTrips = traits::tile_load_trips(BC, D, kThreads);
+    // tile_row_of / tile_col_of of idx = tid + trip * threads, written so that the trip adds a
+    // whole number of rows (threads is a multiple of d / 4) and the column stays the lane's.
+    static_assert(kThreads % (D / 4) == 0, "a trip must advance whole rows");
+    const int row_of_tid = tid / (D / 4), col = (tid % (D / 4)) * 4;
+#pragma unroll
+    for (int trip = 0; trip < kTrips; ++trip) {
+      const int idx = tid + trip * kThreads;
+      if (kVecs % kThreads == 0 || idx < kVecs) {
+        const int row = row_of_tid + trip * (kThreads / (D / 4));
+        const bool valid = row0 + row < n;
+        const std::size_t src = static_cast<std::size_t>(valid ? row0 + row : 0) * D + col;
+        dt::cp_async_16(sk + R::k_offset(D, L, row, col), kg + src, valid);
+        dt::cp_async_16(sv + R::v_offset(D, L, row, col), vg + src, valid);
+      }
+    }
+  };
+  load_kv(0, 0);
+  dt::cp_async_commit();
+
+  // This lane's Q values: rows r[0] = g and r[1] = g + 8 of the warp's 16, the float4 at
+  // qk_col(kk) for each pair of k-steps, pre-scaled into base-2 score units (rows past N: zeros).
+  const int r[2] = {q0 + R::q_row(warp, lane, 0), q0 + R::q_row(warp, lane, 1)};
+  float q[KK][2][4];
+#pragma unroll
+  for (int kk = 0; kk < KK; ++kk)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+      if (r[h] < n) v = __ldg(reinterpret_cast<const float4*>(qg + static_cast<std::size_t>(r[h]) * D + R::qk_col(kk, lane)));
+      q[kk][h][0] = v.x * p.scale_log2e;
+      q[kk][h][1] = v.y * p.scale_log2e;
+      q[kk][h][2] = v.z * p.scale_log2e;
+      q[kk][h][3] = v.w * p.scale_log2e;
+    }
+  // A fragment of k-step 2kk + s: columns 4t + 2s (k = t) and 4t + 2s + 1 (k = t + 4).
+  auto q_frag = [&](int kk, int s) {
+    return dt::a_frag<P>(q[kk][0][2 * s], q[kk][1][2 * s], q[kk][0][2 * s + 1], q[kk][1][2 * s + 1]);
+  };
+  dt::AFrag qa[T::kQPresplit ? 2 * KK : 1];
+  if constexpr (T::kQPresplit) {
+#pragma unroll
+    for (int kk = 0; kk < KK; ++kk) {
+      qa[2 * kk] = q_frag(kk, 0);
+      qa[2 * kk + 1] = q_frag(kk, 1);
+    }
+  }
+
+  float o[NO][4];
+#pragma unroll
+  for (int m = 0; m < NO; ++m) o[m][0] = o[m][1] = o[m][2] = o[m][3] = 0.0f;
+  float m_run[2] = {-INFINITY, -INFINITY};
+  float l_run[2] = {0.0f, 0.0f};  // this lane's share of the row sums (reduced at the end)
+  const int warp_first_row = q0 + R::kRowsPerWarp * warp;
+  const int k_base[2] = {R::k_frag_base(D, L, lane, 0), R::k_frag_base(D, L, lane, 1)};
+  const int v_base[2] = {R::v_frag_base(D, L, lane, 0), R::v_frag_base(D, L, lane, 1)};
+
+  for (int t = 0; t < kv_tiles; ++t) {
+    const int stage = t & 1;
+    // Tile t landed; every warp finished tile t - 1, so its stage may be overwritten by t + 1.
+    dt::cp_async_wait_all();
+    __syncthreads();
+    if (t + 1 < kv_tiles) {
+      load_kv(t + 1, stage ^ 1);
+      dt::cp_async_commit();
+    }
+    const int kv0 = t * BC;
+    if (p.causal && kv0 > warp_first_row + R::kRowsPerWarp - 1) continue;  // every key after every row
+    const float* const sk = smem + R::k_base(kC, stage);
+    const float* const sv = smem + R::v_base(kC, stage);
+
+    // S = Q K^T.
+    float s[NS][4];
+#pragma unroll
+    for (int j = 0; j < NS; ++j) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;
+#pragma unroll
+    for (int kk = 0; kk < KK; ++kk) {
+      dt::AFrag a0, a1;
+      if constexpr (T::kQPresplit) {
+        a0 = qa[2 * kk];
+        a1 = qa[2 * kk + 1];
+      } else {
+        a0 = q_frag(kk, 0);
+        a1 = q_frag(kk, 1);
+      }
+#pragma unroll
+      for (int j = 0; j < NS; ++j) {
+        const float4 k4 = dt::load_float4(sk + k_base[kk % 2] + R::k_frag_step(D, L, j, kk / 2));
+        dt::mma_product<P>(s[j], a0, dt::b_frag<P>(k4.x, k4.y));
+        dt::mma_product<P>(s[j], a1, dt::b_frag<P>(k4.z, k4.w));
+      }
+    }
+
+    // Keys past N, and keys after the row where the tile crosses this warp's causal diagonal.
+    if (kv0 + BC > n || (p.causal && kv0 + BC - 1 > warp_first_row)) {
+#pragma unroll
+      for (int j = 0; j < NS; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+          if (masked(p, r[e / 2], kv0 + R::key_of(j, 2 * tq + e % 2))) s[j][e] = -INFINITY;
+    }
+
+    // Online softmax: C elements 2h and 2h + 1 are row r[h]; the 4 lanes of a group hold the row.
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      float mx = -INFINITY;
+#pragma unroll
+      for (int j = 0; j < NS; ++j) mx = fmaxf(mx, fmaxf(s[j][2 * h], s[j][2 * h + 1]));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+      const float m_new = fmaxf(m_run[h], mx);
+      const float m_use = softmax_base(m_new);
+      const float alpha = dt::exp2_approx(m_run[h] - m_use);
+      float sum = 0.0f;
+#pragma unroll
+      for (int j = 0; j < NS; ++j) {
+        s[j][2 * h] = dt::exp2_approx(s[j][2 * h] - m_use);
+        s[j][2 * h + 1] = dt::exp2_approx(s[j][2 * h + 1] - m_use);
+        sum += s[j][2 * h] + s[j][2 * h + 1];
+      }
+      l_run[h] = fmaf(l_run[h], alpha, sum);
+      m_run[h] = m_new;
+#pragma unroll
+      for (int m = 0; m < NO; ++m) {
+        o[m][2 * h] *= alpha;
+        o[m][2 * h + 1] *= alpha;
+      }
+    }
+
+    // O += P V: S tile j is the A fragment of k-step j as it stands (traits: key order).
+#pragma unroll
+    for (int j = 0; j < NS; ++j) {
+      const dt::AFrag pa = dt::a_frag<P>(s[j][0], s[j][2], s[j][1], s[j][3]);
+#pragma unroll
+      for (int qd = 0; qd < NO / 4; ++qd) {
+        const float4 v0 = dt::load_float4(sv + v_base[0] + R::v_frag_step(D, L, j, qd));
+        const float4 v1 = dt::load_float4(sv + v_base[1] + R::v_frag_step(D, L, j, qd));
+        dt::mma_product<P>(o[4 * qd + 0], pa, dt::b_frag<P>(v0.x, v1.x));
+        dt::mma_product<P>(o[4 * qd + 1], pa, dt::b_frag<P>(v0.y, v1.y));
+        dt::mma_product<P>(o[4 * qd + 2], pa, dt::b_frag<P>(v0.z, v1.z));
+        dt::mma_product<P>(o[4 * qd + 3], pa, dt::b_frag<P>(v0.w, v1.w));
+      }
+    }
+  }
+  dt::cp_async_wait_all();  // nothing in flight when the block exits
+
+  // Row sums across the group's 4 lanes, then O / l as two float4s per row and O tile quad.
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    float l = l_run[h];
+    l += __shfl_xor_sync(0xffffffffu, l, 1);
+    l += __shfl_xor_sync(0xffffffffu, l, 2);
+    if (r[h] >= n) continue;
+    const float inv = 1.0f / l;
+    float* const row = og + static_cast<std::size_t>(r[h]) * D;
+#pragma unroll
+    for (int qd = 0; qd < NO / 4; ++qd)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const float4 v = make_float4(o[4 * qd][2 * h + e] * inv, o[4 * qd + 1][2 * h + e] * inv,
+                                     o[4 * qd + 2][2 * h + e] * inv, o[4 * qd + 3][2 * h + e] * inv);
+        *reinterpret_cast<float4*>(row + R::o_col(4 * qd, 2 * tq + e)) = v;
+      }
+  }
+}
+
+}  // namespace flashtune::kernels
