@@ -22,14 +22,20 @@ import subprocess
 import sys
 import time
 
-CASES = {  # name: (B = batch x heads, N, d); t* are the seed reports' test cases
-    "t10": (10, 2048, 64),
-    "t11": (13600, 128, 32),
-    "t22": (500, 2048, 64),
-    "t29": (4, 32768, 32),
-    "t30": (2, 32768, 64),
-    "n1k_d128": (64, 1024, 128),
+CASES = {  # name: (B = batch x heads, N, d, causal); t* are the seed reports' test cases
+    "t10": (10, 2048, 64, False),
+    "t11": (13600, 128, 32, False),
+    "t22": (500, 2048, 64, False),
+    "t29": (4, 32768, 32, False),
+    "t30": (2, 32768, 64, False),
+    "h16k": (16, 4096, 64, False),
+    "n1k_d128": (64, 1024, 128, False),
+    "n1k_d128_causal": (64, 1024, 128, True),
+    "n1999_d64_causal": (24, 1999, 64, True),  # odd N: every tile size leaves a tail
 }
+
+# Variants whose results are TF32-accurate only: never the "best" unless --precision tf32.
+TF32_ONLY = ("mma_1xtf32",)
 
 
 def nominal_flops(B, N, d, causal=False):
@@ -50,7 +56,8 @@ def find_flashtune(given):
 
 # ---- PyTorch SDPA ------------------------------------------------------------------------------
 
-def time_sdpa(torch, backend, q, k, v, time_cap_s, rel_stdev_target=0.01, min_samples=10, max_samples=2000):
+def time_sdpa(torch, backend, q, k, v, time_cap_s, rel_stdev_target=0.01, min_samples=10, max_samples=2000,
+              causal=False):
     """Median ms of one SDPA call, cold L2, or (None, reason) when the back end refuses the inputs."""
     from torch.nn.attention import sdpa_kernel
     import torch.nn.functional as F
@@ -64,7 +71,7 @@ def time_sdpa(torch, backend, q, k, v, time_cap_s, rel_stdev_target=0.01, min_sa
             warm = 0
             while warm < 3 or time.perf_counter() - t0 < 0.05:
                 flush.zero_()
-                F.scaled_dot_product_attention(q, k, v)
+                F.scaled_dot_product_attention(q, k, v, is_causal=causal)
                 torch.cuda.synchronize()
                 warm += 1
             samples = []
@@ -72,7 +79,7 @@ def time_sdpa(torch, backend, q, k, v, time_cap_s, rel_stdev_target=0.01, min_sa
             while True:
                 flush.zero_()
                 start.record()
-                F.scaled_dot_product_attention(q, k, v)
+                F.scaled_dot_product_attention(q, k, v, is_causal=causal)
                 stop.record()
                 stop.synchronize()
                 samples.append(start.elapsed_time(stop))
@@ -96,7 +103,7 @@ def time_sdpa(torch, backend, q, k, v, time_cap_s, rel_stdev_target=0.01, min_sa
     }, None
 
 
-def sdpa_rows(torch, B, N, d, seed, time_cap_s):
+def sdpa_rows(torch, B, N, d, seed, time_cap_s, causal=False):
     """SDPA EFFICIENT and MATH on [1, B, N, d] (B heads); [B, 1, N, d] when a back end refuses that shape."""
     from torch.nn.attention import SDPBackend
 
@@ -106,7 +113,7 @@ def sdpa_rows(torch, B, N, d, seed, time_cap_s):
         for shape in ((1, B, N, d), (B, 1, N, d)):
             g = torch.Generator(device="cuda").manual_seed(seed)
             q, k, v = (torch.rand(shape, generator=g, device="cuda", dtype=torch.float32) * 2 - 1 for _ in range(3))
-            stats, err = time_sdpa(torch, backend, q, k, v, time_cap_s)
+            stats, err = time_sdpa(torch, backend, q, k, v, time_cap_s, causal=causal)
             del q, k, v
             torch.cuda.empty_cache()
             if stats:
@@ -127,9 +134,11 @@ def parse_config_name(name):
     return ["--variant", variant, "--Br", br, "--Bc", bc, "--layout", layout], int(d[1:])
 
 
-def flashtune_rows(binary, B, N, d, configs, time_cap_s, check, timeout_s):
+def flashtune_rows(binary, B, N, d, configs, time_cap_s, check, timeout_s, causal=False):
     """Every result row flashtune reports for the case: one process for all configs of d, or one per given config."""
     base = [binary, "run", "--B", str(B), "--N", str(N), "--d", str(d), "--json", "--time-cap", str(time_cap_s)]
+    if causal:
+        base.append("--causal")
     if check:
         base.append("--check")
     if configs:
@@ -154,8 +163,9 @@ def flashtune_rows(binary, B, N, d, configs, time_cap_s, check, timeout_s):
     return rows, device
 
 
-def best_of(rows):
-    ok = [r for r in rows if r.get("status") == "ok" and "time" in r]
+def best_of(rows, precision="fp32"):
+    ok = [r for r in rows if r.get("status") == "ok" and "time" in r
+          and (precision == "tf32" or not r.get("config", "").startswith(TF32_ONLY))]
     return min(ok, key=lambda r: r["time"]["median_ms"]) if ok else None
 
 
@@ -172,15 +182,15 @@ def markdown(results):
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for r in results:
-        B, N, d = r["B"], r["N"], r["d"]
+        B, N, d, causal = r["B"], r["N"], r["d"], r.get("causal", False)
         best = r.get("best")
         ft_ms = best["time"]["median_ms"] if best else None
         eff = r["sdpa"].get("efficient", {}).get("median_ms")
         mth = r["sdpa"].get("math", {}).get("median_ms")
-        tf = lambda ms: nominal_flops(B, N, d) / (ms * 1e-3) / 1e12 if ms else None
+        tf = lambda ms: nominal_flops(B, N, d, causal) / (ms * 1e-3) / 1e12 if ms else None
         ratio = eff / ft_ms if eff and ft_ms else None
         lines.append("| %s | %d | %d | %d | %s | %s | %s | %s | %s | %s | %s |" % (
-            r["case"], B, N, d, best["config"] if best else "(none passed)", fmt(ft_ms, ".3f"), fmt(tf(ft_ms), ".1f"),
+            r["case"] + (" (causal)" if causal else ""), B, N, d, best["config"] if best else "(none passed)", fmt(ft_ms, ".3f"), fmt(tf(ft_ms), ".1f"),
             fmt(eff, ".3f"), fmt(tf(eff), ".1f"), fmt(mth, ".3f"), fmt(ratio, ".2f")))
     return "\n".join(lines)
 
@@ -197,6 +207,9 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--timeout", type=float, default=240, help="limit per flashtune process, s")
     ap.add_argument("--out", help="write the rows as JSON here")
+    ap.add_argument("--precision", choices=("fp32", "tf32"), default="fp32",
+                    help="fp32 (default): the best config among fp32-accurate ones (SIMT and 3xTF32); "
+                         "tf32: 1xTF32 configs may win too")
     args = ap.parse_args()
 
     cases = [c.strip() for c in args.cases.split(",") if c.strip()]
@@ -223,14 +236,14 @@ def main():
     t_start = time.perf_counter()
     results, device = [], None
     for case in cases:
-        B, N, d = CASES[case]
+        B, N, d, causal = CASES[case]
         t0 = time.perf_counter()
         use = [prior_best[case]] if case in prior_best else configs
-        rows, dev = flashtune_rows(binary, B, N, d, use, args.time_cap, not args.no_check, args.timeout)
+        rows, dev = flashtune_rows(binary, B, N, d, use, args.time_cap, not args.no_check, args.timeout, causal)
         device = dev or device
-        best = best_of(rows)
-        sdpa = sdpa_rows(torch, B, N, d, args.seed, args.time_cap) if torch else {}
-        results.append({"case": case, "B": B, "N": N, "d": d, "best": best, "flashtune": rows, "sdpa": sdpa,
+        best = best_of(rows, args.precision)
+        sdpa = sdpa_rows(torch, B, N, d, args.seed, args.time_cap, causal) if torch else {}
+        results.append({"case": case, "B": B, "N": N, "d": d, "causal": causal, "best": best, "flashtune": rows, "sdpa": sdpa,
                         "seconds": time.perf_counter() - t0})
         print("%s done in %.1f s: best %s" % (case, time.perf_counter() - t0, best["config"] if best else "(none)"),
               file=sys.stderr, flush=True)
@@ -240,7 +253,7 @@ def main():
 
     print(markdown(results))
     meta = {"device": device, "flashtune": binary, "seconds": time.perf_counter() - t_start, "time_cap_s": args.time_cap,
-            "checked": not args.no_check}
+            "checked": not args.no_check, "precision": args.precision}
     if torch:
         meta.update(torch=torch.__version__, torch_device=torch.cuda.get_device_name(0), tf32=False)
     if args.out:

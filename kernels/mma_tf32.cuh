@@ -144,36 +144,57 @@ __global__ void __launch_bounds__(traits::MmaTf32<P>::template Tile<D, BR, BC, L
       }
     }
   };
+  // This lane's Q values: rows r[0] and r[1] (fragment rows g and g + 8), the float4 at
+  // qk_col(kk) for each pair of k-steps, in base-2 score units. Where d <= 64 they stay in
+  // registers (loaded once from global memory, pre-scaled, rows past N zero); at d = 128 they
+  // would take 64 registers beside 2 x 64 of O, so the tile waits in shared memory (cp.async,
+  // rows past N zero) and each K/V tile reads and scales them again.
+  const int r[2] = {q0 + R::q_row(warp, lane, 0), q0 + R::q_row(warp, lane, 1)};
+  const float qscale = p.scale_log2e;
+  float* const sq = smem + R::q_base(kC);
+  constexpr int KQ = T::kQInSmem ? 1 : KK;
+  float q[KQ][2][4];
+  if constexpr (T::kQInSmem) {
+    constexpr int kVecs = traits::tile_float4s(BR, D);
+    constexpr int kTrips = traits::tile_load_trips(BR, D, kThreads);
+    const int row_of_tid = tid / (D / 4), col = (tid % (D / 4)) * 4;
+#pragma unroll
+    for (int trip = 0; trip < kTrips; ++trip) {
+      const int idx = tid + trip * kThreads;
+      if (kVecs % kThreads == 0 || idx < kVecs) {
+        const int row = row_of_tid + trip * (kThreads / (D / 4));
+        const bool valid = q0 + row < n;
+        dt::cp_async_16(sq + R::k_offset(D, L, row, col), qg + static_cast<std::size_t>(valid ? q0 + row : 0) * D + col,
+                        valid);
+      }
+    }
+  } else {
+#pragma unroll
+    for (int kk = 0; kk < KK; ++kk)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (r[h] < n)
+          v = __ldg(reinterpret_cast<const float4*>(qg + static_cast<std::size_t>(r[h]) * D + R::qk_col(kk, lane)));
+        q[kk][h][0] = v.x * qscale;
+        q[kk][h][1] = v.y * qscale;
+        q[kk][h][2] = v.z * qscale;
+        q[kk][h][3] = v.w * qscale;
+      }
+  }
   load_kv(0, 0);
   dt::cp_async_commit();
-
-  // This lane's Q values: rows r[0] = g and r[1] = g + 8 of the warp's 16, the float4 at
-  // qk_col(kk) for each pair of k-steps, pre-scaled into base-2 score units (rows past N: zeros).
-  const int r[2] = {q0 + R::q_row(warp, lane, 0), q0 + R::q_row(warp, lane, 1)};
-  float q[KK][2][4];
-#pragma unroll
-  for (int kk = 0; kk < KK; ++kk)
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
-      if (r[h] < n) v = __ldg(reinterpret_cast<const float4*>(qg + static_cast<std::size_t>(r[h]) * D + R::qk_col(kk, lane)));
-      q[kk][h][0] = v.x * p.scale_log2e;
-      q[kk][h][1] = v.y * p.scale_log2e;
-      q[kk][h][2] = v.z * p.scale_log2e;
-      q[kk][h][3] = v.w * p.scale_log2e;
-    }
   // A fragment of k-step 2kk + s: columns 4t + 2s (k = t) and 4t + 2s + 1 (k = t + 4).
   auto q_frag = [&](int kk, int s) {
-    return dt::a_frag<P>(q[kk][0][2 * s], q[kk][1][2 * s], q[kk][0][2 * s + 1], q[kk][1][2 * s + 1]);
-  };
-  dt::AFrag qa[T::kQPresplit ? 2 * KK : 1];
-  if constexpr (T::kQPresplit) {
-#pragma unroll
-    for (int kk = 0; kk < KK; ++kk) {
-      qa[2 * kk] = q_frag(kk, 0);
-      qa[2 * kk + 1] = q_frag(kk, 1);
+    if constexpr (T::kQInSmem) {
+      const int qb = R::q_frag_base(D, L, warp, lane, kk % 2) + R::q_frag_step(kk / 2);
+      const float4 x = dt::load_float4(sq + qb), y = dt::load_float4(sq + qb + R::q_frag_half_step(D, L));
+      const float a0 = s == 0 ? x.x : x.z, a2 = s == 0 ? x.y : x.w, a1 = s == 0 ? y.x : y.z, a3 = s == 0 ? y.y : y.w;
+      return dt::a_frag<P>(a0 * qscale, a1 * qscale, a2 * qscale, a3 * qscale);
+    } else {
+      return dt::a_frag<P>(q[kk][0][2 * s], q[kk][1][2 * s], q[kk][0][2 * s + 1], q[kk][1][2 * s + 1]);
     }
-  }
+  };
 
   float o[NO][4];
 #pragma unroll
@@ -204,14 +225,7 @@ __global__ void __launch_bounds__(traits::MmaTf32<P>::template Tile<D, BR, BC, L
     for (int j = 0; j < NS; ++j) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;
 #pragma unroll
     for (int kk = 0; kk < KK; ++kk) {
-      dt::AFrag a0, a1;
-      if constexpr (T::kQPresplit) {
-        a0 = qa[2 * kk];
-        a1 = qa[2 * kk + 1];
-      } else {
-        a0 = q_frag(kk, 0);
-        a1 = q_frag(kk, 1);
-      }
+      const dt::AFrag a0 = q_frag(kk, 0), a1 = q_frag(kk, 1);
 #pragma unroll
       for (int j = 0; j < NS; ++j) {
         const float4 k4 = dt::load_float4(sk + k_base[kk % 2] + R::k_frag_step(D, L, j, kk / 2));
@@ -230,6 +244,7 @@ __global__ void __launch_bounds__(traits::MmaTf32<P>::template Tile<D, BR, BC, L
     }
 
     // Online softmax: C elements 2h and 2h + 1 are row r[h]; the 4 lanes of a group hold the row.
+    float alpha_row[2];
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       float mx = -INFINITY;
@@ -249,14 +264,17 @@ __global__ void __launch_bounds__(traits::MmaTf32<P>::template Tile<D, BR, BC, L
       }
       l_run[h] = fmaf(l_run[h], alpha, sum);
       m_run[h] = m_new;
-#pragma unroll
-      for (int m = 0; m < NO; ++m) {
-        o[m][2 * h] *= alpha;
-        o[m][2 * h + 1] *= alpha;
-      }
+      alpha_row[h] = alpha;
     }
 
-    // O += P V: S tile j is the A fragment of k-step j as it stands (traits: key order).
+    // O = alpha O + P V. This tile's P V accumulates from zero in the tensor cores and joins O by
+    // one FFMA: the tensor cores' fp32 accumulation truncates, and summing thousands of tiles in
+    // it drifts (rel. L2 2.3e-4 at N = 32768, H200, when O accumulated there), while Bc keys at a
+    // time stay at fp32 level. S tile j is the A fragment of k-step j as it stands (traits: key
+    // order).
+    float acc[NO][4];
+#pragma unroll
+    for (int m = 0; m < NO; ++m) acc[m][0] = acc[m][1] = acc[m][2] = acc[m][3] = 0.0f;
 #pragma unroll
     for (int j = 0; j < NS; ++j) {
       const dt::AFrag pa = dt::a_frag<P>(s[j][0], s[j][2], s[j][1], s[j][3]);
@@ -264,12 +282,16 @@ __global__ void __launch_bounds__(traits::MmaTf32<P>::template Tile<D, BR, BC, L
       for (int qd = 0; qd < NO / 4; ++qd) {
         const float4 v0 = dt::load_float4(sv + v_base[0] + R::v_frag_step(D, L, j, qd));
         const float4 v1 = dt::load_float4(sv + v_base[1] + R::v_frag_step(D, L, j, qd));
-        dt::mma_product<P>(o[4 * qd + 0], pa, dt::b_frag<P>(v0.x, v1.x));
-        dt::mma_product<P>(o[4 * qd + 1], pa, dt::b_frag<P>(v0.y, v1.y));
-        dt::mma_product<P>(o[4 * qd + 2], pa, dt::b_frag<P>(v0.z, v1.z));
-        dt::mma_product<P>(o[4 * qd + 3], pa, dt::b_frag<P>(v0.w, v1.w));
+        dt::mma_product<P>(acc[4 * qd + 0], pa, dt::b_frag<P>(v0.x, v1.x));
+        dt::mma_product<P>(acc[4 * qd + 1], pa, dt::b_frag<P>(v0.y, v1.y));
+        dt::mma_product<P>(acc[4 * qd + 2], pa, dt::b_frag<P>(v0.z, v1.z));
+        dt::mma_product<P>(acc[4 * qd + 3], pa, dt::b_frag<P>(v0.w, v1.w));
       }
     }
+#pragma unroll
+    for (int m = 0; m < NO; ++m)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) o[m][c] = fmaf(o[m][c], alpha_row[c / 2], acc[m][c]);
   }
   dt::cp_async_wait_all();  // nothing in flight when the block exits
 

@@ -6,11 +6,13 @@
 // warp w owns query rows 16w .. 16w + 15, one m16 tile. Lane = 4 * g + t (g = lane / 4 the
 // "group", t = lane % 4 the "thread in group" of the PTX fragment tables). Per K/V tile:
 //   S = Q K^T   A = Q from registers (loaded once from global memory, pre-scaled by
-//               scale * log2 e), B = K from shared memory, C = S: Bc / 8 accumulator fragments;
+//               scale * log2 e; from shared memory at d = 128, see q_in_smem), B = K from shared
+//               memory, C = S: Bc / 8 accumulator fragments;
 //   softmax     on the fragments: row max over the 4 lanes of a group (2 xor shuffles), exp2,
 //               O rescaled; the row sums stay per lane until the end;
 //   O += P V    A = P straight from the S fragments (no shuffles, see the key order below),
-//               B = V from shared memory, C = O: d / 8 accumulator fragments.
+//               B = V from shared memory, C = this tile's P V (d / 8 fragments from zero),
+//               added to O (d / 8 more fragments) by one FFMA each.
 // K and V tiles arrive by cp.async, double-buffered: tile t + 1 loads while tile t computes.
 //
 // Two free permutations make every fragment load one 16-byte shared access:
@@ -47,8 +49,9 @@ namespace flashtune::traits {
 enum class MmaPrecision { Tf32x3, Tf32x1 };
 
 // What the library compiles. Per d: swizzled Br x Bc in {32, 64, 128} x {32, 64, 128} where the
-// registers allow (d = 128 with Bc = 128 keeps 64 S + 64 O + 64 Q registers live: left out), two
-// padded tiles and one plain for the bank-conflict contrast. 1xTF32: the tiles most likely to win.
+// registers allow without spills (ptxas, sm_90: Bc = 128 spills at d = 64 and d = 128, where S,
+// O and O's per-tile accumulator hold 64 + 2 x d / 2 registers), two padded tiles and one plain
+// for the bank-conflict contrast. 1xTF32: the tiles most likely to win.
 template <MmaPrecision P>
 struct MmaCompiled;
 
@@ -64,8 +67,8 @@ struct MmaCompiled<MmaPrecision::Tf32x3> {
       {V, 32, 128, 128, Layout::Swizzled}, {V, 32, 64, 64, Layout::Padded},    {V, 32, 128, 64, Layout::Padded},
       {V, 32, 64, 64, Layout::Plain},
       {V, 64, 32, 64, Layout::Swizzled},   {V, 64, 64, 32, Layout::Swizzled},  {V, 64, 64, 64, Layout::Swizzled},
-      {V, 64, 64, 128, Layout::Swizzled},  {V, 64, 128, 32, Layout::Swizzled}, {V, 64, 128, 64, Layout::Swizzled},
-      {V, 64, 128, 128, Layout::Swizzled}, {V, 64, 64, 64, Layout::Padded},    {V, 64, 128, 64, Layout::Padded},
+      {V, 64, 128, 32, Layout::Swizzled},  {V, 64, 128, 64, Layout::Swizzled}, {V, 64, 64, 64, Layout::Padded},
+      {V, 64, 128, 64, Layout::Padded},
       {V, 64, 64, 64, Layout::Plain},
       {V, 128, 32, 64, Layout::Swizzled},  {V, 128, 64, 32, Layout::Swizzled}, {V, 128, 64, 64, Layout::Swizzled},
       {V, 128, 128, 32, Layout::Swizzled}, {V, 128, 128, 64, Layout::Swizzled}, {V, 128, 64, 64, Layout::Padded},
@@ -104,8 +107,12 @@ struct MmaTf32 {
   static constexpr int group_of(int lane) { return lane / 4; }
   static constexpr int thread_in_group(int lane) { return lane % 4; }
 
-  // Tile row of the query row held as fragment row `half` (0: g, 1: g + 8) by `lane` of `warp`.
-  static constexpr int q_row(int warp, int lane, int half) { return kRowsPerWarp * warp + group_of(lane) + 8 * half; }
+  // Tile row of the query row held as fragment row g + 8 half by `lane` of `warp`: the warp's 16
+  // rows in the key order below (g -> 4 (g % 2) + g / 2), so that the two rows of a quarter-warp's
+  // Q reads sit 4 apart like K's (conflict-free under the same padding and swizzle).
+  static constexpr int q_row(int warp, int lane, int half) {
+    return kRowsPerWarp * warp + 8 * half + 4 * (group_of(lane) % 2) + group_of(lane) / 2;
+  }
   // Key (row of the K and V tiles) of column n of S tile j.
   static constexpr int key_of(int j, int n) { return 8 * j + 4 * (n % 2) + n / 2; }
   // First d column of the float4 a lane reads from a Q or K row for k-steps 2kk and 2kk + 1.
@@ -148,20 +155,27 @@ struct MmaTf32 {
   // Stage s starts at s * stage_floats; its K tile first, then its V tile.
   static constexpr int k_base(const TileConfig& c, int stage) { return stage * stage_floats(c); }
   static constexpr int v_base(const TileConfig& c, int stage) { return stage * stage_floats(c) + k_tile_floats(c); }
-  static constexpr int smem_bytes(const TileConfig& c) { return 4 * kStages * stage_floats(c); }
+  // Q stays in registers (d / 2 floats per lane, read once from global memory) where d <= 64; at
+  // d = 128 those 64 registers beside O and its per-tile accumulator (2 x 64) spill, so the Q
+  // tile waits in shared memory after the K/V stages, laid out like K, read again every tile.
+  static constexpr bool q_in_smem(const TileConfig& c) { return c.d > 64; }
+  static constexpr int q_base(const TileConfig& c) { return kStages * stage_floats(c); }
+  static constexpr int q_tile_floats(const TileConfig& c) { return q_in_smem(c) ? c.Br * k_stride(c.d, c.layout) : 0; }
+  static constexpr int smem_bytes(const TileConfig& c) { return 4 * (kStages * stage_floats(c) + q_tile_floats(c)); }
+  // Q fragment reads (d = 128), decomposed like K's: k_offset(d, l, q_row(w, lane, h) - 16 w' .., qk_col(kk, lane))
+  // == q_frag_base(d, l, warp, lane, kk % 2) + q_frag_step(kk / 2) + h * q_frag_half_step(d, l).
+  static constexpr int q_frag_base(int d, Layout l, int warp, int lane, int odd) {
+    return k_offset(d, l, q_row(warp, lane, 0), 16 * odd + 4 * thread_in_group(lane));
+  }
+  static constexpr int q_frag_step(int kk2) { return 32 * kk2; }
+  static constexpr int q_frag_half_step(int d, Layout l) { return 8 * k_stride(d, l); }
 
-  // Q fragments stay in registers for the whole block: pre-split into hi and lo (d floats per
-  // lane) where that fits, else raw (d / 2 floats) and split again at each K/V tile. With d = 128
-  // the split copy would take 128 registers beside the 64 of O: it spills.
-  static constexpr bool q_presplit(const TileConfig& c) { return P == MmaPrecision::Tf32x1 && c.d <= 64; }
-
-  // Registers per thread (the model's occupancy; a profile's compiled value wins): the S and O
-  // accumulators (Bc / 2 + d / 2), the Q fragments (d, or d / 2 raw), one K float4 split into
-  // hi and lo, four V float4s, and ~40 for softmax state and addressing. Checked against ptxas in
+  // Registers per thread (the model's occupancy; a profile's compiled value wins): S (Bc / 2), O
+  // and its per-tile accumulator (2 x d / 2), Q where it stays in registers (d / 2), and ~70 for
+  // fragments in flight, softmax state and addressing. Checked against ptxas in
   // tests/kernels_registers_test.cpp.
   static constexpr int registers_estimate(const TileConfig& c) {
-    const int q = q_presplit(c) ? (P == MmaPrecision::Tf32x3 ? c.d : c.d / 2) : c.d / 2;
-    const int r = c.Bc / 2 + c.d / 2 + q + 8 + 16 + 40;
+    const int r = c.Bc / 2 + c.d + (q_in_smem(c) ? 0 : c.d / 2) + 70;
     return r < 255 ? r : 255;
   }
 
@@ -186,7 +200,7 @@ struct MmaTf32 {
     static constexpr int kSmemBytes = smem_bytes(kConfig);
     static constexpr int kSTiles = s_tiles(BC);
     static constexpr int kOTiles = o_tiles(D);
-    static constexpr bool kQPresplit = q_presplit(kConfig);
+    static constexpr bool kQInSmem = q_in_smem(kConfig);
     static_assert(BR % kRowsPerWarp == 0 && BR >= 32, "Br must be whole warps of 16 rows");
     static_assert(BC % 32 == 0, "Bc must cover the swizzle's 8-row period and four-key V reads");
     static_assert(D % 32 == 0, "d must split into float4 K reads (16 columns) and V reads (32 columns)");
@@ -244,25 +258,39 @@ inline KernelGeometry MmaTf32<P>::geometry(const TileConfig& c) {
                                      return 4LL * (vb + v_offset(d, layout, row, v_col(q, lane)));
                                    }));
 
+  if (q_in_smem(c)) {
+    const int qb = q_base(c), tot = tile_float4s(c.Br, d);
+    g.smem_sites.push_back(make_site("Q tile cp.async", SmemOp::AsyncCopy, 16, SiteScope::PerBlock, nwarps,
+                                     tile_load_trips(c.Br, d, nthreads), [=](int warp, int lane, long long i) -> long long {
+                                       const long long idx = warp * 32 + lane + i * nthreads;
+                                       if (idx >= tot) return -1;
+                                       const int row = tile_row_of(static_cast<int>(idx), d), col = tile_col_of(static_cast<int>(idx), d);
+                                       return 4LL * (qb + k_offset(d, layout, row, col));
+                                     }));
+    // Per k-step pair kk, one float4 of each of the lane's two rows.
+    g.smem_sites.push_back(make_site("Q fragment read in QK^T", SmemOp::Load, 16, SiteScope::PerKvTile, nwarps, 2LL * (d / 16),
+                                     [=](int warp, int lane, long long i) -> long long {
+                                       const int kk = static_cast<int>(i / 2), h = static_cast<int>(i % 2);
+                                       return 4LL * (qb + k_offset(d, layout, q_row(warp, lane, h), qk_col(kk, lane)));
+                                     }));
+  }
+
   // Counts of one full K/V tile per block. mma: warp-level; the others thread-level.
   const double t = nthreads;
   const double st = s_tiles(bc), ot = o_tiles(d), ks = k_steps(d);
   TileInstructionCounts& n = g.per_kv_tile;
   n.mma = nwarps * kProducts * (st * ks + ot * st);
-  // Operand splits per lane: K (bc * d / 32 values), V (the same), P (bc / 2), and Q again each
-  // tile where it is not kept split (d / 2). Tf32x3: one mask (integer) and one FADD each;
-  // Tf32x1: one cvt.rna each (counted as FP32 work).
-  const double split_values = 2.0 * bc * d / 32 + bc / 2.0 + (q_presplit(c) ? 0.0 : d / 2.0);
-  // Softmax per lane: bc / 2 scores (max, exp2 argument FADD, sum FADD), 2 rows (alpha argument,
-  // l update FFMA), the O rescale (d / 2 FMUL).
-  const double softmax_fp32 = 3.0 * bc / 2 + 2.0 * 2 + d / 2.0;
-  if (P == MmaPrecision::Tf32x3) {
-    n.int_logic = t * split_values;
-    n.fp32_other = t * (split_values + softmax_fp32);
-  } else {
-    n.fp32_other = t * (split_values + softmax_fp32);
-  }
-  n.ffma = t * 2.0;                // l = l * alpha + sum, per row
+  // Operand splits per lane and tile: K and V (bc * d / 32 values each), P (bc / 2) and Q (d / 2,
+  // split again every tile). Tf32x3: one mask (integer) and one FADD each; Tf32x1: one cvt.rna
+  // each (counted as FP32 work).
+  const double split_values = 2.0 * bc * d / 32 + bc / 2.0 + d / 2.0;
+  // Softmax per lane: bc / 2 scores (max, exp2 argument FADD, sum FADD) and Q's scaling where it
+  // comes from shared memory (d / 2 FMUL).
+  const double softmax_fp32 = 3.0 * bc / 2 + (q_in_smem(c) ? d / 2.0 : 0.0);
+  if (P == MmaPrecision::Tf32x3) n.int_logic = t * split_values;
+  n.fp32_other = t * (split_values + softmax_fp32);
+  // l = l * alpha + sum per row, and O = alpha O + (this tile's P V): d / 2 per lane.
+  n.ffma = t * (2.0 + d / 2.0);
   n.exp = t * (bc / 2.0 + 2.0);    // P and the two rows' alpha
   n.shuffles = t * 4.0;            // row max: xor 1, 2 for each of the two rows
   n.barriers = 1;                  // the stage of tile t landed and stage t - 1 is free
