@@ -145,12 +145,12 @@ __global__ void __launch_bounds__(traits::MmaTf32<P>::template Tile<D, BR, BC, L
     }
   };
   // This lane's Q values: rows r[0] and r[1] (fragment rows g and g + 8), the float4 at
-  // qk_col(kk) for each pair of k-steps. Where d <= 64 they stay in registers (loaded once from
-  // global memory, rows past N zero); at d = 128 they would take 64 registers beside 2 x 64 of O,
-  // so the tile waits in shared memory (cp.async, rows past N zero) and each K/V tile reads them
-  // again. S stays unscaled: the softmax applies scale * log2 e in the FFMA of exp2's argument.
+  // qk_col(kk) for each pair of k-steps, in base-2 score units. Where d <= 64 they stay in
+  // registers (loaded once from global memory, pre-scaled, rows past N zero); at d = 128 they
+  // would take 64 registers beside 2 x 64 of O, so the tile waits in shared memory (cp.async,
+  // rows past N zero) and each K/V tile reads and scales them again.
   const int r[2] = {q0 + R::q_row(warp, lane, 0), q0 + R::q_row(warp, lane, 1)};
-  const float scale = p.scale_log2e;
+  const float qscale = p.scale_log2e;
   float* const sq = smem + R::q_base(kC);
   constexpr int KQ = T::kQInSmem ? 1 : KK;
   float q[KQ][2][4];
@@ -176,10 +176,10 @@ __global__ void __launch_bounds__(traits::MmaTf32<P>::template Tile<D, BR, BC, L
         float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
         if (r[h] < n)
           v = __ldg(reinterpret_cast<const float4*>(qg + static_cast<std::size_t>(r[h]) * D + R::qk_col(kk, lane)));
-        q[kk][h][0] = v.x;
-        q[kk][h][1] = v.y;
-        q[kk][h][2] = v.z;
-        q[kk][h][3] = v.w;
+        q[kk][h][0] = v.x * qscale;
+        q[kk][h][1] = v.y * qscale;
+        q[kk][h][2] = v.z * qscale;
+        q[kk][h][3] = v.w * qscale;
       }
   }
   load_kv(0, 0);
@@ -190,7 +190,7 @@ __global__ void __launch_bounds__(traits::MmaTf32<P>::template Tile<D, BR, BC, L
       const int qb = R::q_frag_base(D, L, warp, lane, kk % 2) + R::q_frag_step(kk / 2);
       const float4 x = dt::load_float4(sq + qb), y = dt::load_float4(sq + qb + R::q_frag_half_step(D, L));
       const float a0 = s == 0 ? x.x : x.z, a2 = s == 0 ? x.y : x.w, a1 = s == 0 ? y.x : y.z, a3 = s == 0 ? y.y : y.w;
-      return dt::a_frag<P>(a0, a1, a2, a3);
+      return dt::a_frag<P>(a0 * qscale, a1 * qscale, a2 * qscale, a3 * qscale);
     } else {
       return dt::a_frag<P>(q[kk][0][2 * s], q[kk][1][2 * s], q[kk][0][2 * s + 1], q[kk][1][2 * s + 1]);
     }
@@ -252,14 +252,14 @@ __global__ void __launch_bounds__(traits::MmaTf32<P>::template Tile<D, BR, BC, L
       for (int j = 0; j < NS; ++j) mx = fmaxf(mx, fmaxf(s[j][2 * h], s[j][2 * h + 1]));
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-      const float m_new = fmaxf(m_run[h], mx * scale);  // scale > 0: the max commutes with it
+      const float m_new = fmaxf(m_run[h], mx);
       const float m_use = softmax_base(m_new);
       const float alpha = dt::exp2_approx(m_run[h] - m_use);
       float sum = 0.0f;
 #pragma unroll
       for (int j = 0; j < NS; ++j) {
-        s[j][2 * h] = dt::exp2_approx(fmaf(s[j][2 * h], scale, -m_use));
-        s[j][2 * h + 1] = dt::exp2_approx(fmaf(s[j][2 * h + 1], scale, -m_use));
+        s[j][2 * h] = dt::exp2_approx(s[j][2 * h] - m_use);
+        s[j][2 * h + 1] = dt::exp2_approx(s[j][2 * h + 1] - m_use);
         sum += s[j][2 * h] + s[j][2 * h + 1];
       }
       l_run[h] = fmaf(l_run[h], alpha, sum);

@@ -5,11 +5,11 @@
 // Shape of the kernel (one block per Br query rows of one batch entry, FA2 loop over K/V tiles):
 // warp w owns query rows 16w .. 16w + 15, one m16 tile. Lane = 4 * g + t (g = lane / 4 the
 // "group", t = lane % 4 the "thread in group" of the PTX fragment tables). Per K/V tile:
-//   S = Q K^T   A = Q from registers (loaded once from global memory; from shared memory at
-//               d = 128, see q_in_smem), B = K from shared memory, C = S: Bc / 8 accumulator
-//               fragments, unscaled;
-//   softmax     on the fragments: row max over the 4 lanes of a group (2 xor shuffles), exp2 of
-//               fmaf(s, scale * log2 e, -m); the row sums stay per lane until the end;
+//   S = Q K^T   A = Q from registers (loaded once from global memory, pre-scaled by
+//               scale * log2 e; from shared memory at d = 128, see q_in_smem), B = K from shared
+//               memory, C = S: Bc / 8 accumulator fragments;
+//   softmax     on the fragments: row max over the 4 lanes of a group (2 xor shuffles), exp2,
+//               O rescaled; the row sums stay per lane until the end;
 //   O += P V    A = P straight from the S fragments (no shuffles, see the key order below),
 //               B = V from shared memory, C = this tile's P V (d / 8 fragments from zero),
 //               added to O (d / 8 more fragments) by one FFMA each.
@@ -284,13 +284,13 @@ inline KernelGeometry MmaTf32<P>::geometry(const TileConfig& c) {
   // split again every tile). Tf32x3: one mask (integer) and one FADD each; Tf32x1: one cvt.rna
   // each (counted as FP32 work).
   const double split_values = 2.0 * bc * d / 32 + bc / 2.0 + d / 2.0;
-  // Softmax per lane: bc / 2 scores (max, sum FADD), the two rows' max times the scale.
-  const double softmax_fp32 = 2.0 * bc / 2 + 2.0;
+  // Softmax per lane: bc / 2 scores (max, exp2 argument FADD, sum FADD) and Q's scaling where it
+  // comes from shared memory (d / 2 FMUL).
+  const double softmax_fp32 = 3.0 * bc / 2 + (q_in_smem(c) ? d / 2.0 : 0.0);
   if (P == MmaPrecision::Tf32x3) n.int_logic = t * split_values;
   n.fp32_other = t * (split_values + softmax_fp32);
-  // exp2's argument fmaf(s, scale, -m) per score, l = l * alpha + sum per row, and
-  // O = alpha O + (this tile's P V): d / 2 per lane.
-  n.ffma = t * (bc / 2.0 + 2.0 + d / 2.0);
+  // l = l * alpha + sum per row, and O = alpha O + (this tile's P V): d / 2 per lane.
+  n.ffma = t * (2.0 + d / 2.0);
   n.exp = t * (bc / 2.0 + 2.0);    // P and the two rows' alpha
   n.shuffles = t * 4.0;            // row max: xor 1, 2 for each of the two rows
   n.barriers = 1;                  // the stage of tile t landed and stage t - 1 is free
