@@ -17,7 +17,7 @@ fi
 nvcc="$(grep '^CMAKE_CUDA_COMPILER:' "$build/CMakeCache.txt" 2> /dev/null | cut -d= -f2 || true)"
 compiler="$("${nvcc:-nvcc}" --version 2> /dev/null | grep -o 'release [0-9.]*' | sed 's/release /nvcc /' || echo unknown)"
 awk -v compiler="$compiler" '
-  $1 ~ /^(row_smem|row_reg|warp_groups|regtile_2d)$/ && $6 == "regs" {
+  $1 ~ /^(row_smem|row_reg|warp_groups|regtile_2d|mma_3xtf32|mma_1xtf32)$/ && $6 == "regs" {
     name = sprintf("%s/%s/%sx%s/%s", $1, $2, $3, $4, $5)
     regs[name] = $7; names[n++] = name
   }

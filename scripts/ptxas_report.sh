@@ -27,6 +27,13 @@ awk '
       gsub(/_kernelILi|ELi|ELNS_6LayoutE/, " ", s)
       split(s, f, " "); lay = (f[5] == 0 ? "plain" : (f[5] == 1 ? "padded" : "swizzled"))
       label = sprintf("%-12s d%-4s br%-4s bc%-4s %-8s", f[1], f[2], f[3], f[4], lay)
+    } else if (match(name, /mma_tf32_kernelILNS_6traits12MmaPrecisionE[0-9]ELi[0-9]+ELi[0-9]+ELi[0-9]+ELNS_6LayoutE[0-9]/)) {
+      # _ZN9flashtune7kernels15mma_tf32_kernelILNS_6traits12MmaPrecisionE0ELi64ELi64ELi32ELNS_6LayoutE2EEEv...
+      #   -> mma_3xtf32 64 64 32 2 (MmaPrecision 0 = Tf32x3, 1 = Tf32x1)
+      s = substr(name, RSTART, RLENGTH); sub(/^mma_tf32_kernelILNS_6traits12MmaPrecisionE/, "", s)
+      gsub(/ELi|ELNS_6LayoutE/, " ", s)
+      split(s, f, " "); lay = (f[5] == 0 ? "plain" : (f[5] == 1 ? "padded" : "swizzled"))
+      label = sprintf("%-12s d%-4s br%-4s bc%-4s %-8s", f[1] == 0 ? "mma_3xtf32" : "mma_1xtf32", f[2], f[3], f[4], lay)
     }
     printf "%-48s regs %3s  spill_st %4s  spill_ld %4s  stack %4s\n", label, regs, st, ld, stack
     if (st + 0 > 0 || ld + 0 > 0) spills++

@@ -1,6 +1,8 @@
 // Host-only checks of the kernel traits (the geometry the model reads): shared-memory sizes,
 // every access site inside the block's shared memory and aligned, tile stores covering their
-// tiles exactly, the padding switch changing banks, and the compiled lists being buildable.
+// tiles exactly, the padding switch changing banks, and the compiled lists being buildable. For
+// the tensor-core kernels: the fragment reads' base + step decomposition the kernel relies on,
+// and their bank conflicts as the model simulates them (model/bank_sim.h).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,7 +10,9 @@
 #include <tuple>
 #include <vector>
 
+#include "kernels/traits/mma_tf32_traits.h"
 #include "kernels/traits/variants.h"
+#include "model/geometry_analysis.h"
 
 namespace flashtune {
 namespace {
@@ -80,6 +84,13 @@ TEST(KernelTraits, SharedBytesAreTheSumOfTheTiles) {
       case Variant::RowReg: floats = kv + c.Bc * c.Br; break;
       case Variant::WarpGroups: floats = kv; break;
       case Variant::RegTile2D: continue;  // its own test checks its sum
+      case Variant::MmaTf32x3:
+      case Variant::MmaTf32x1: {
+        // Two K/V stages (K rows d + 4 apart when padded, V rows d + 8), Q laid out like K at d = 128.
+        const int ks = c.layout == Layout::Padded ? c.d + 4 : c.d, vs = c.layout == Layout::Padded ? c.d + 8 : c.d;
+        floats = 2 * c.Bc * (ks + vs) + (c.d > 64 ? c.Br * ks : 0);
+        break;
+      }
     }
     EXPECT_EQ(g.smem_bytes, 4 * floats) << c.name();
     EXPECT_LE(g.smem_bytes, traits::kMaxSmemOptinBytes) << c.name();
@@ -225,8 +236,12 @@ TEST(KernelTraits, WarpGroupsKvReadsAreContiguousChunks) {
 TEST(KernelTraits, CountsFollowTheLoopStructure) {
   for (const TileConfig& c : allowed_space()) {
     const KernelGeometry g = make_geometry(c);
-    // QK^T and PV; regtile_2d also counts its O rescale as FFMA.
-    if (c.variant == Variant::RegTile2D) {
+    // QK^T and PV; regtile_2d also counts its O rescale as FFMA. The tensor-core kernels do them
+    // as warp-level m16n8k8 mma (2 x 16 x 8 x 8 FLOP each), 3 per product for 3xTF32.
+    if (uses_tensor_cores(c.variant)) {
+      const int products = c.variant == Variant::MmaTf32x3 ? 3 : 1;
+      EXPECT_DOUBLE_EQ(g.per_kv_tile.mma / products * 2.0 * 16 * 8 * 8, 4.0 * c.Br * c.Bc * c.d) << c.name();
+    } else if (c.variant == Variant::RegTile2D) {
       EXPECT_GE(g.per_kv_tile.ffma, 2.0 * c.Br * c.Bc * c.d) << c.name();
     } else {
       EXPECT_DOUBLE_EQ(g.per_kv_tile.ffma, 2.0 * c.Br * c.Bc * c.d) << c.name();
@@ -239,6 +254,121 @@ TEST(KernelTraits, CountsFollowTheLoopStructure) {
       EXPECT_GT(g.per_kv_tile.shuffles, 0) << c.name();
     }
   }
+}
+
+// ---- tensor-core kernels (kernels/traits/mma_tf32_traits.h) -------------------------------
+
+std::vector<TileConfig> compiled_mma() {
+  std::vector<TileConfig> out;
+  for (const TileConfig& c : compiled_configs())
+    if (uses_tensor_cores(c.variant)) out.push_back(c);
+  return out;
+}
+
+// The kernel keeps per-lane bases and adds compile-time steps (mma_tf32_traits.h): the split must
+// give the offset the layout defines, for every lane, S tile j, k-step pair kk, O quad q, warp and
+// half. Checked on Tf32x3's functions (both precisions share MmaTf32<P>'s layout code; Tf32x1's
+// are compared to them).
+TEST(KernelTraits, MmaFragmentOffsetsSplitIntoBasePlusStep) {
+  using M = traits::MmaTf32x3;
+  using M1 = traits::MmaTf32x1;
+  const std::vector<TileConfig> configs = compiled_mma();
+  ASSERT_FALSE(configs.empty());
+  std::set<Variant> variants;
+  long long checked = 0;
+  for (const TileConfig& c : configs) {
+    variants.insert(c.variant);
+    const int d = c.d;
+    const Layout l = c.layout;
+    for (int lane = 0; lane < 32; ++lane) {
+      for (int j = 0; j < M::s_tiles(c.Bc); ++j)
+        for (int kk = 0; kk < d / 16; ++kk) {
+          const int want = M::k_offset(d, l, M::key_of(j, M::group_of(lane)), M::qk_col(kk, lane));
+          ASSERT_EQ(want, M::k_frag_base(d, l, lane, kk % 2) + M::k_frag_step(d, l, j, kk / 2))
+              << c.name() << " K lane " << lane << " j " << j << " kk " << kk;
+          ASSERT_EQ(want, M1::k_frag_base(d, l, lane, kk % 2) + M1::k_frag_step(d, l, j, kk / 2)) << c.name();
+          ++checked;
+        }
+      for (int j = 0; j < M::s_tiles(c.Bc); ++j)
+        for (int h = 0; h < 2; ++h)
+          for (int q = 0; q < M::o_tiles(d) / 4; ++q) {
+            const int want = M::v_offset(d, l, 8 * j + 4 * h + M::thread_in_group(lane), M::v_col(q, lane));
+            ASSERT_EQ(want, M::v_frag_base(d, l, lane, h) + M::v_frag_step(d, l, j, q))
+                << c.name() << " V lane " << lane << " j " << j << " h " << h << " q " << q;
+            ASSERT_EQ(want, M1::v_frag_base(d, l, lane, h) + M1::v_frag_step(d, l, j, q)) << c.name();
+            ++checked;
+          }
+      // Q (read from shared memory at d = 128; the decomposition is the layout's, checked at every d).
+      for (int warp = 0; warp < M::warps(c); ++warp)
+        for (int h = 0; h < 2; ++h)
+          for (int kk = 0; kk < d / 16; ++kk) {
+            const int want = M::k_offset(d, l, M::q_row(warp, lane, h), M::qk_col(kk, lane));
+            ASSERT_EQ(want, M::q_frag_base(d, l, warp, lane, kk % 2) + M::q_frag_step(kk / 2) +
+                                h * M::q_frag_half_step(d, l))
+                << c.name() << " Q warp " << warp << " lane " << lane << " h " << h << " kk " << kk;
+            ++checked;
+          }
+    }
+  }
+  EXPECT_GT(checked, 0);
+  EXPECT_EQ(variants.size(), 2u) << "both tensor-core variants should be compiled";
+}
+
+// Over one K/V tile the K fragment reads (every lane, j, kk) and the V reads (every lane, j, h, q)
+// touch every float4 of their tile: no value of K or V is left out of QK^T or PV.
+TEST(KernelTraits, MmaFragmentReadsCoverTheirTiles) {
+  using M = traits::MmaTf32x3;
+  for (const TileConfig& c : compiled_mma()) {
+    std::set<int> k_chunks, v_chunks;
+    for (int lane = 0; lane < 32; ++lane) {
+      for (int j = 0; j < M::s_tiles(c.Bc); ++j)
+        for (int kk = 0; kk < c.d / 16; ++kk)
+          k_chunks.insert(M::k_frag_base(c.d, c.layout, lane, kk % 2) + M::k_frag_step(c.d, c.layout, j, kk / 2));
+      for (int j = 0; j < M::s_tiles(c.Bc); ++j)
+        for (int h = 0; h < 2; ++h)
+          for (int q = 0; q < M::o_tiles(c.d) / 4; ++q)
+            v_chunks.insert(M::v_frag_base(c.d, c.layout, lane, h) + M::v_frag_step(c.d, c.layout, j, q));
+    }
+    // Each float4 of the K and V tiles (Bc rows of d / 4 chunks) is read by some lane.
+    EXPECT_EQ(k_chunks.size(), std::size_t(c.Bc) * c.d / 4) << c.name();
+    EXPECT_EQ(v_chunks.size(), std::size_t(c.Bc) * c.d / 4) << c.name();
+  }
+}
+
+const model::SiteAnalysis& analysed_site(const model::GeometryAnalysis& a, const std::string& name) {
+  for (const model::SiteAnalysis& s : a.sites)
+    if (s.name == name) return s;
+  throw std::runtime_error("no site " + name + " in " + a.config.name());
+}
+
+// The layouts' point (mma_tf32_traits.h's header): padded and swizzled K and V tiles give
+// conflict-free fragment reads, plain ones do not. Simulated by the model's bank simulator on
+// every lane of every warp of the compiled configs.
+TEST(KernelTraits, MmaFragmentReadsConflictFreeUnlessPlain) {
+  std::set<Layout> seen;
+  for (const TileConfig& c : compiled_mma()) {
+    seen.insert(c.layout);
+    const model::GeometryAnalysis a = model::analyse_geometry(make_geometry(c));
+    std::vector<std::string> names = {"K fragment read in QK^T", "V fragment read in PV"};
+    if (traits::MmaTf32x3::q_in_smem(c)) names.push_back("Q fragment read in QK^T");
+    for (const std::string& name : names) {
+      const model::SiteAnalysis& s = analysed_site(a, name);
+      SCOPED_TRACE(c.name() + " " + name);
+      ASSERT_GT(s.ideal, 0);
+      EXPECT_EQ(s.bytes_per_lane, 16);
+      if (c.layout == Layout::Plain) {
+        if (name != "Q fragment read in QK^T") EXPECT_GT(s.wavefronts, s.ideal);
+      } else {
+        EXPECT_EQ(s.wavefronts, s.ideal);
+      }
+    }
+    if (c.layout == Layout::Plain) {
+      // The header's numbers: K reads 2-way (rows r and r + 4 in one quarter-warp), V reads 4-way.
+      EXPECT_DOUBLE_EQ(analysed_site(a, "K fragment read in QK^T").conflict_degree(), 2.0) << c.name();
+      EXPECT_DOUBLE_EQ(analysed_site(a, "V fragment read in PV").conflict_degree(), 4.0) << c.name();
+    }
+  }
+  EXPECT_EQ(seen.size(), 3u) << "plain, padded and swizzled should all be compiled for the contrast";
 }
 
 }  // namespace
