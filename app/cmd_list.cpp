@@ -32,6 +32,7 @@ nlohmann::json row_json(const KernelInstance& k, const KernelResources* res) {
   nlohmann::json j = {{"name", c.name()},          {"variant", variant_name(c.variant)},
                       {"d", c.d},                  {"Br", c.Br},
                       {"Bc", c.Bc},                {"layout", layout_name(c.layout)},
+                      {"precision", precision_name(variant_precision(c.variant))},
                       {"threads", g.threads_per_block}, {"smem_bytes", g.smem_bytes}};
   if (res) {
     j["registers"] = res->registers;
@@ -95,7 +96,7 @@ void register_list(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("list", "Print the compiled kernel instantiations (the registry)");
   sub->add_flag("--json", opts->json, "Print JSON instead of a table");
   sub->add_option("--d", opts->d, "Only this head dimension");
-  sub->add_option("--variant", opts->variant, "Only this variant (row_smem, row_reg, warp_groups, regtile_2d)");
+  sub->add_option("--variant", opts->variant, "Only this variant (" + known_variants() + ")");
   sub->add_flag("--resources", opts->resources, "Add compiled registers and spill bytes (needs a GPU)");
   sub->callback([opts] { set_action([opts] { return list_kernels(*opts); }); });
 }

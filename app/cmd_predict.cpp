@@ -23,6 +23,7 @@
 #include "model/prediction_json.h"
 #include "model/profile.h"
 #include "model/rank.h"
+#include "tuner/config_select.h"
 
 namespace flashtune::app {
 namespace {
@@ -36,6 +37,7 @@ struct PredictOptions {
   bool causal = false;
   float scale = 0;
   std::string variant, layout;
+  std::string precision = "fp32";  // --precision: fp32 admits the fp32-accurate configs only
   int Br = 0, Bc = 0;
   bool all = false, json = false, verbose = false;
   CLI::Option *scale_opt = nullptr, *Br_opt = nullptr, *Bc_opt = nullptr;
@@ -99,10 +101,19 @@ model::ModelProfile profile_of(const PredictOptions& o) {
 
 std::optional<Variant> variant_of(const PredictOptions& o) {
   if (o.variant.empty()) return std::nullopt;
-  if (auto v = parse_variant(o.variant)) return v;
-  std::string known;
-  for (Variant v : kAllVariants) known += (known.empty() ? "" : ", ") + std::string(variant_name(v));
-  throw BadInput("unknown variant '" + o.variant + "' (known: " + known + ")");
+  try {
+    return parse_variant_or_throw(o.variant);
+  } catch (const UsageError& e) {
+    throw BadInput(e.what());
+  }
+}
+
+Precision precision_of(const PredictOptions& o) {
+  try {
+    return parse_precision_or_throw(o.precision);
+  } catch (const UsageError& e) {
+    throw BadInput(e.what());
+  }
 }
 
 std::optional<Layout> layout_of(const PredictOptions& o) {
@@ -113,16 +124,26 @@ std::optional<Layout> layout_of(const PredictOptions& o) {
   throw BadInput("unknown layout '" + o.layout + "' (known: " + known + ")");
 }
 
-// The configs to predict: --all -> every compiled config matching the given fields; else the one
-// config the options name (any the variant's traits allow, compiled or not).
+// The configs to predict: --all -> every compiled config matching the given fields that the
+// precision admits; else the one config the options name (any the variant's traits allow, compiled
+// or not). A named variant the precision does not admit (mma_1xtf32 without --precision tf32) is
+// refused.
 std::vector<TileConfig> configs_of(const PredictOptions& o, const Workload& w) {
   const auto variant = variant_of(o);
   const auto layout = layout_of(o);
+  const Precision precision = precision_of(o);
+  if (variant) {
+    try {
+      require_precision(*variant, precision);
+    } catch (const UsageError& e) {
+      throw BadInput(e.what());
+    }
+  }
   if (o.all) {
     std::vector<TileConfig> out;
     for (const TileConfig& c : model::compiled_tile_configs())
-      if (c.d == w.d && (!variant || c.variant == *variant) && (!given(o.Br_opt) || c.Br == o.Br) &&
-          (!given(o.Bc_opt) || c.Bc == o.Bc) && (!layout || c.layout == *layout))
+      if (c.d == w.d && precision_admits(precision, c.variant) && (!variant || c.variant == *variant) &&
+          (!given(o.Br_opt) || c.Br == o.Br) && (!given(o.Bc_opt) || c.Bc == o.Bc) && (!layout || c.layout == *layout))
         out.push_back(c);
     if (out.empty()) throw BadInput("no compiled config matches d=" + std::to_string(w.d) + " and the given filters");
     return out;
@@ -205,6 +226,7 @@ int predict_command(const PredictOptions& o) {
   Workload w;
   model::ConfigCatalog catalog;
   try {
+    precision_of(o);  // a bad --precision is named before anything else is read
     w = workload_of(o);
     gpu = gpu_of(o);
     profile = profile_of(o);
@@ -232,9 +254,14 @@ int predict_command(const PredictOptions& o) {
                           {"gpu", model::gpu_json(gpu)},
                           {"workload", model::workload_json(w)},
                           {"coefficients", model::coefficients_json(profile.coefficients)},
-                          {"coefficients_from", profile.path.empty() ? "defaults" : profile.path}};
+                          {"coefficients_from", profile.path.empty() ? "defaults" : profile.path},
+                          {"precision", o.precision}};
     nlohmann::json results = nlohmann::json::array();
-    for (const Row& r : rows) results.push_back(model::prediction_json(r.prediction, *r.geometry, r.roofline, r.seed));
+    for (const Row& r : rows) {
+      nlohmann::json j = model::prediction_json(r.prediction, *r.geometry, r.roofline, r.seed);
+      j["precision"] = precision_name(variant_precision(r.config.variant));
+      results.push_back(std::move(j));
+    }
     out["results"] = results;
     nlohmann::json ref = nlohmann::json::array();
     for (const auto& [c, why] : refused) ref.push_back({{"config", c.name()}, {"reason", why}});
@@ -243,8 +270,9 @@ int predict_command(const PredictOptions& o) {
     return kExitOk;
   }
 
-  std::printf("%s (%s), B=%lld N=%lld d=%d %s, coefficients: %s\n", gpu.name.c_str(), gpu.file.c_str(), w.B, w.N,
-              w.d, w.causal ? "causal" : "non-causal", profile.path.empty() ? "defaults" : profile.path.c_str());
+  std::printf("%s (%s), B=%lld N=%lld d=%d %s, precision %s, coefficients: %s\n", gpu.name.c_str(), gpu.file.c_str(),
+              w.B, w.N, w.d, w.causal ? "causal" : "non-causal", o.precision.c_str(),
+              profile.path.empty() ? "defaults" : profile.path.c_str());
   if (rows.empty()) {
     std::printf("no config can run this workload on %s\n", gpu.name.c_str());
   } else {
@@ -276,11 +304,13 @@ void register_predict(CLI::App& app) {
   cmd->add_option("--d", opts->d, "head dimension")->required();
   cmd->add_flag("--causal", opts->causal, "causal mask");
   opts->scale_opt = cmd->add_option("--scale", opts->scale, "softmax scale (default 1/sqrt(d))");
-  cmd->add_option("--variant", opts->variant, "row_smem, row_reg, warp_groups, regtile_2d");
+  cmd->add_option("--variant", opts->variant, known_variants());
   opts->Br_opt = cmd->add_option("--Br", opts->Br, "query rows per block");
   opts->Bc_opt = cmd->add_option("--Bc", opts->Bc, "key/value rows per iteration");
   cmd->add_option("--layout", opts->layout, "plain, padded, swizzled (default plain)");
   cmd->add_flag("--all", opts->all, "rank every compiled config of this d (the config options filter)");
+  cmd->add_option("--precision", opts->precision,
+                  "fp32 (default: fp32-accurate configs only) or tf32 (admits mma_1xtf32, rel L2 up to 1e-2)");
   cmd->add_option("--profile", opts->profile_file, "profile JSON with fitted \"coefficients\" (and kernel registers)");
   cmd->add_flag("--json", opts->json, "JSON output");
   cmd->add_flag("--verbose", opts->verbose, "list the configs refused on this GPU with the reason");

@@ -36,6 +36,7 @@ struct RunOptions {
   bool causal = false;
   float scale = 0;
   std::string variant, layout;
+  std::string precision = "fp32";  // --precision: fp32 admits the fp32-accurate configs only, tf32 all
   int Br = 0, Bc = 0;
   std::string q_path, k_path, v_path, out_path;
   std::uint64_t seed = 1;
@@ -119,6 +120,8 @@ ConfigRequest config_request(const RunOptions& o) {
   ConfigRequest r;
   if (!o.variant.empty()) r.variant = parse_variant_or_throw(o.variant);
   if (!o.layout.empty()) r.layout = parse_layout_or_throw(o.layout);
+  r.precision = parse_precision_or_throw(o.precision);
+  if (r.variant) require_precision(*r.variant, r.precision);
   if (given(o.Br_opt)) r.Br = o.Br;
   if (given(o.Bc_opt)) r.Bc = o.Bc;
   return r;
@@ -151,10 +154,11 @@ struct AutoChoice {
 };
 
 // Exit 2 for bad input (profile, spec), 4 when nothing can run the workload on this device.
-AutoChoice auto_choice(const DeviceLimits& limits, std::optional<DispatchProfile> profile, const Workload& w) {
+AutoChoice auto_choice(const DeviceLimits& limits, std::optional<DispatchProfile> profile, const Workload& w,
+                       Precision precision) {
   try {
     const Dispatcher dispatcher = Dispatcher::for_device(limits, std::move(profile));
-    return {dispatcher.choose(w), dispatcher.profile() ? dispatcher.profile()->path : ""};
+    return {dispatcher.choose(w, precision), dispatcher.profile() ? dispatcher.profile()->path : ""};
   } catch (const DispatchError& e) {
     throw CommandError{e.kind() == DispatchError::Kind::Unsupported ? kExitUnsupported : kExitUsage, e.what()};
   }
@@ -268,7 +272,8 @@ ConfigResult run_config(GpuSession& s, const TileConfig& c, const RunOptions& o,
 json result_json(const ConfigResult& r) {
   const TileConfig& c = r.config;
   json j = {{"config", c.name()}, {"variant", variant_name(c.variant)}, {"d", c.d},          {"Br", c.Br},
-            {"Bc", c.Bc},         {"layout", layout_name(c.layout)},   {"status", r.status}};
+            {"Bc", c.Bc},         {"layout", layout_name(c.layout)},   {"status", r.status},
+            {"precision", precision_name(variant_precision(c.variant))}};
   if (!r.reason.empty()) j["reason"] = r.reason;
   const double tolerance = rel_l2_tolerance(variant_precision(c.variant));
   if (r.check)
@@ -354,9 +359,10 @@ int run_command(const RunOptions& o) {
   ResolvedInputs in;
   std::vector<TileConfig> configs;
   std::optional<DispatchProfile> profile;  // --auto --profile: read before any CUDA call
+  ConfigRequest request;
   try {
     validate_run_options(o);
-    const ConfigRequest request = config_request(o);
+    request = config_request(o);
     in = resolve_inputs(o);
     if (o.auto_config) {
       if (!o.profile_path.empty()) profile = load_dispatch_profile(o.profile_path);
@@ -383,7 +389,7 @@ int run_command(const RunOptions& o) {
   }
   std::optional<AutoChoice> chosen;
   if (o.auto_config) {
-    chosen = auto_choice(limits, std::move(profile), w);
+    chosen = auto_choice(limits, std::move(profile), w, request.precision);
     configs = {chosen->choice.config};
   }
   // A single config the device cannot run is refused before any allocation.
@@ -434,6 +440,7 @@ int run_command(const RunOptions& o) {
                 {"workload",
                  {{"B", w.B}, {"N", w.N}, {"d", w.d}, {"causal", w.causal}, {"scale", w.effective_scale()},
                   {"nominal_flops", w.nominal_flops()}}},
+                {"precision", precision_name(request.precision)},
                 {"inputs", !o.q_path.empty()
                                ? json{{"source", "npy"}, {"q", o.q_path}, {"k", o.k_path}, {"v", o.v_path}}
                                : json{{"source", "random"}, {"seed", o.seed}, {"range", o.range}}},
@@ -476,10 +483,13 @@ void register_run(CLI::App& app) {
   o->d_opt = sub->add_option("--d", o->d, "Head dimension");
   sub->add_flag("--causal", o->causal, "Causal mask");
   o->scale_opt = sub->add_option("--scale", o->scale, "Softmax scale (default 1/sqrt(d))");
-  sub->add_option("--variant", o->variant, "Kernel variant (row_smem, row_reg, warp_groups, regtile_2d)");
+  sub->add_option("--variant", o->variant, "Kernel variant (" + known_variants() + ")");
   o->Br_opt = sub->add_option("--Br", o->Br, "Query rows per block");
   o->Bc_opt = sub->add_option("--Bc", o->Bc, "Key/value rows per iteration");
   sub->add_option("--layout", o->layout, "Shared-memory layout (plain, padded, swizzled)");
+  sub->add_option("--precision", o->precision,
+                  "Accuracy asked for: fp32 (default: fp32-accurate configs only, SIMT and mma_3xtf32) or tf32 "
+                  "(also mma_1xtf32, rel L2 up to 1e-2); filters --all-configs and --auto");
   sub->add_flag("--all-configs", o->all_configs, "Run every compiled config of the workload's d (filtered by the above)");
   sub->add_flag("--auto", o->auto_config,
                 "Let the dispatcher pick the config: the profile's measured best, else the model's rank 1");
@@ -491,7 +501,8 @@ void register_run(CLI::App& app) {
   sub->add_option("--out", o->out_path, "Write O to this .npy file (float32 [B, N, d])");
   sub->add_option("--seed", o->seed, "Seed of the random inputs");
   sub->add_option("--range", o->range, "Random inputs uniform in [-range, range] (default 1)");
-  sub->add_flag("--check", o->check, "Compare every element with the double reference (exit 1 above rel L2 1e-4)");
+  sub->add_flag("--check", o->check,
+                "Compare every element with the double reference (exit 1 above rel L2 1e-4; 1e-2 for mma_1xtf32)");
   sub->add_flag("--no-time", o->no_time, "Skip timing");
   sub->add_option("--time-cap", o->time_cap_s, "Sampling time cap per config, seconds (default 2)");
   sub->add_option("--rel-stdev", o->rel_stdev, "Stop sampling below this relative stdev (default 0.01)");

@@ -54,6 +54,7 @@ struct TuneOptions {
   int device = 0;
   std::string devices;
   std::string strategy = "exhaustive";
+  std::string precision = "fp32";  // --precision: fp32 plans the fp32-accurate configs only, tf32 all
   int top_k = 0;
   bool no_counters = false;
   double time_cap_s = 0.5, rel_stdev = 0.01, warmup_ms = 50;
@@ -134,6 +135,14 @@ std::vector<NamedWorkload> workloads_of(const TuneOptions& o) {
   }
 }
 
+Precision precision_of(const TuneOptions& o) {
+  try {
+    return parse_precision_or_throw(o.precision);
+  } catch (const UsageError& e) {
+    throw CommandError{kExitUsage, e.what()};
+  }
+}
+
 void validate_options(const TuneOptions& o) {
   if (!(o.time_cap_s > 0)) throw CommandError{kExitUsage, "time-cap=" + number_text(o.time_cap_s) + ": must be > 0"};
   if (!(o.rel_stdev > 0)) throw CommandError{kExitUsage, "rel-stdev=" + number_text(o.rel_stdev) + ": must be > 0"};
@@ -154,6 +163,7 @@ void validate_options(const TuneOptions& o) {
     throw CommandError{kExitUsage, "--strategy model needs --top-k K"};
   if (s == TuneStrategy::Exhaustive && given(o.top_k_opt))
     throw CommandError{kExitUsage, "--top-k goes with --strategy model"};
+  precision_of(o);
 }
 
 // ---- the GPU side ---------------------------------------------------------------------------
@@ -180,7 +190,8 @@ HarnessOptions harness_options(const TuneOptions& o) {
 }
 
 ordered_json settings_json(const TuneOptions& o, const std::vector<int>& devices) {
-  return {{"strategy", o.strategy},       {"top_k", o.top_k},          {"time_cap_s", o.time_cap_s},
+  return {{"strategy", o.strategy},       {"top_k", o.top_k},          {"precision", o.precision},
+          {"time_cap_s", o.time_cap_s},
           {"target_rel_stdev", o.rel_stdev}, {"min_samples", o.min_samples}, {"max_samples", o.max_samples},
           {"warmup_ms", o.warmup_ms},     {"seed", o.seed},            {"counters", !o.no_counters},
           {"devices", devices}};
@@ -237,8 +248,10 @@ int tune_command(const TuneOptions& o) {
   validate_options(o);
   const std::vector<NamedWorkload> workloads = workloads_of(o);
   // Host-side plan check first (d nothing implements), so the message is the same without a GPU.
+  PlanOptions host_check;
+  host_check.precision = precision_of(o);
   try {
-    make_plan(workloads, compiled_configs(), {});
+    make_plan(workloads, compiled_configs(), host_check);
   } catch (const PlanError& e) {
     throw CommandError{kExitUnsupported, e.what()};
   }
@@ -260,6 +273,7 @@ int tune_command(const TuneOptions& o) {
   PlanOptions plan_options;
   plan_options.strategy = parse_strategy(o.strategy);
   plan_options.top_k = o.top_k;
+  plan_options.precision = precision_of(o);
   std::optional<model::GpuSpec> spec;
   if (plan_options.strategy == TuneStrategy::Model) {
     try {
@@ -334,6 +348,7 @@ int tune_command(const TuneOptions& o) {
     j["profile"] = path;
     j["gpu"] = {{"name", gpu.name}, {"spec", gpu.spec}, {"devices", devices}};
     j["strategy"] = strategy_name(plan.strategy);
+    j["precision"] = o.precision;
     j["workloads"] = workloads.size();
     j["planned"] = s.planned;
     j["already_done"] = s.already_done;
@@ -392,6 +407,8 @@ void register_tune(CLI::App& app) {
   o->device_opt = sub->add_option("--device", o->device, "CUDA device index (default 0)");
   sub->add_option("--devices", o->devices, "'all': one worker per visible GPU, one merged profile");
   sub->add_option("--strategy", o->strategy, "exhaustive (default) or model (with --top-k)");
+  sub->add_option("--precision", o->precision,
+                  "fp32 (default: plan the fp32-accurate configs only, SIMT and mma_3xtf32) or tf32 (mma_1xtf32 too)");
   o->top_k_opt = sub->add_option("--top-k", o->top_k, "Model strategy: measure the K best-predicted configs");
   sub->add_flag("--no-counters", o->no_counters, "Skip the CUPTI counter passes");
   sub->add_option("--time-cap", o->time_cap_s, "Sampling time cap per config, seconds (default 0.5)");

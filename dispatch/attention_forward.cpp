@@ -5,20 +5,21 @@
 namespace flashtune {
 
 cudaError_t attention_forward(const float* q, const float* k, const float* v, float* o, const Workload& w,
-                              cudaStream_t stream, const Dispatcher& dispatcher) {
-  const Choice choice = dispatcher.choose(w);
+                              cudaStream_t stream, const Dispatcher& dispatcher, Precision precision) {
+  const Choice choice = dispatcher.choose(w, precision);
   // choose() only returns configs found in the registry.
   return find_kernel(choice.config)->launch(q, k, v, o, w, stream);
 }
 
 cudaError_t attention_forward(const float* q, const float* k, const float* v, float* o, long long B, long long N,
-                              int d, bool causal, cudaStream_t stream, const Dispatcher& dispatcher) {
+                              int d, bool causal, cudaStream_t stream, const Dispatcher& dispatcher,
+                              Precision precision) {
   Workload w;
   w.B = B;
   w.N = N;
   w.d = d;
   w.causal = causal;
-  return attention_forward(q, k, v, o, w, stream, dispatcher);
+  return attention_forward(q, k, v, o, w, stream, dispatcher, precision);
 }
 
 }  // namespace flashtune

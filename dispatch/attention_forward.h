@@ -15,12 +15,16 @@ namespace flashtune {
 // q, k, v, o: device pointers of B*N*d floats, [B, N, d] row-major (B = batch x heads); softmax
 // scale w.scale (<= 0: 1/sqrt(d)). Launches on `stream` without synchronising and returns the
 // launch's error. The dispatcher's device must be the stream's. Throws DispatchError when no
-// config can be chosen (d not compiled, nothing the device can run).
+// config can be chosen (d not compiled, nothing the device can run). `precision`: Fp32 (the
+// default) runs an fp32-accurate config only; Tf32 lets the dispatcher pick mma_1xtf32 (rel L2 up
+// to 1e-2) where it is faster.
 cudaError_t attention_forward(const float* q, const float* k, const float* v, float* o, const Workload& w,
-                              cudaStream_t stream, const Dispatcher& dispatcher);
+                              cudaStream_t stream, const Dispatcher& dispatcher,
+                              Precision precision = Precision::Fp32);
 
 // The same with scale 1/sqrt(d).
 cudaError_t attention_forward(const float* q, const float* k, const float* v, float* o, long long B, long long N,
-                              int d, bool causal, cudaStream_t stream, const Dispatcher& dispatcher);
+                              int d, bool causal, cudaStream_t stream, const Dispatcher& dispatcher,
+                              Precision precision = Precision::Fp32);
 
 }  // namespace flashtune

@@ -33,8 +33,8 @@ std::string Choice::why() const {
 Dispatcher::Dispatcher(std::optional<DispatchProfile> profile, model::GpuSpec spec, DeviceLimits device)
     : profile_(std::move(profile)), spec_(std::move(spec)), device_(std::move(device)) {}
 
-Choice Dispatcher::choose(const Workload& w) const {
-  const Key key{w.B, w.N, w.d, w.causal};
+Choice Dispatcher::choose(const Workload& w, Precision precision) const {
+  const Key key{w.B, w.N, w.d, w.causal, precision};
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (auto it = cache_.find(key); it != cache_.end()) return it->second;
@@ -42,7 +42,7 @@ Choice Dispatcher::choose(const Workload& w) const {
   // Choosing runs the model over a few dozen configs (well under a millisecond each); done outside
   // the lock so other workloads are not held up. Two threads racing on one new workload both
   // compute the same answer; the first stored wins.
-  Choice c = choose_uncached(w);
+  Choice c = choose_uncached(w, precision);
   std::lock_guard<std::mutex> lock(mutex_);
   return cache_.emplace(key, std::move(c)).first->second;
 }
@@ -52,7 +52,7 @@ std::size_t Dispatcher::cached_choices() const {
   return cache_.size();
 }
 
-Choice Dispatcher::choose_uncached(const Workload& w) const {
+Choice Dispatcher::choose_uncached(const Workload& w, Precision precision) const {
   if (w.B < 1 || w.N < 1)
     throw DispatchError(DispatchError::Kind::BadInput,
                         "B=" + std::to_string(w.B) + " N=" + std::to_string(w.N) + ": both must be >= 1");
@@ -61,26 +61,54 @@ Choice Dispatcher::choose_uncached(const Workload& w) const {
     throw DispatchError(DispatchError::Kind::BadInput,
                         "unsupported d=" + std::to_string(w.d) + " (compiled: " + join_ints(dims) + ")");
   std::string note;
-  if (std::optional<Choice> measured = profile_choice(w, note)) return *measured;
-  Choice c = model_choice(w);
+  std::optional<Choice> measured = profile_choice(w, precision, note);
+  Choice c = measured ? *measured : model_choice(w, precision);
+  c.precision = precision;
   c.note = note;
   return c;
 }
 
-// (a) The measured best of the profile's workload with the same dimensions, when this build can
-// run it here; `note` says why a matched best was passed over.
-std::optional<Choice> Dispatcher::profile_choice(const Workload& w, std::string& note) const {
+namespace {
+
+// Whether `precision` admits the profile's config `name`. Under Fp32 a name that does not parse
+// (an unknown variant) is not admitted: its accuracy is unknown.
+bool admits_name(Precision precision, const std::string& name) {
+  if (precision == Precision::Tf32) return true;
+  const std::optional<TileConfig> c = parse_config_name(name);
+  return c && precision_admits(precision, c->variant);
+}
+
+}  // namespace
+
+// (a) The measured best, among the configs `precision` admits, of the profile's workload with the
+// same dimensions, when this build can run it here; `note` says why a matched best was passed over
+// (or that a faster measured config was TF32-accurate only).
+std::optional<Choice> Dispatcher::profile_choice(const Workload& w, Precision precision, std::string& note) const {
   if (!profile_) return std::nullopt;
   const NamedWorkload* match = nullptr;
   for (const NamedWorkload& nw : profile_->workloads)
     if (same_dimensions(nw.workload, w)) match = &nw;
   if (!match) return std::nullopt;
-  const auto best = profile_->best.find(match->name);
-  if (best == profile_->best.end()) {
-    note = "profile has no ok measurement for " + match->name;
+  const auto fastest = profile_->best.find(match->name);
+  const BestConfig* best = nullptr;
+  if (const auto ok = profile_->ok_measurements.find(match->name); ok != profile_->ok_measurements.end()) {
+    for (const BestConfig& m : ok->second)
+      if (admits_name(precision, m.config) && (!best || m.median_ms < best->median_ms)) best = &m;
+  } else if (fastest != profile_->best.end() && admits_name(precision, fastest->second.config)) {
+    best = &fastest->second;  // a DispatchProfile built without its measurements: its best alone
+  }
+  if (!best) {
+    note = fastest == profile_->best.end()
+               ? "profile has no ok measurement for " + match->name
+               : "profile has no ok fp32-accurate measurement for " + match->name + " (its best, " +
+                     fastest->second.config + ", is not fp32-accurate)";
     return std::nullopt;
   }
-  const std::string& name = best->second.config;
+  if (fastest != profile_->best.end() && fastest->second.config != best->config &&
+      fastest->second.median_ms < best->median_ms)
+    note = "profile's fastest for " + match->name + " (" + fastest->second.config +
+           ") is not fp32-accurate; the fastest fp32-accurate one is taken";
+  const std::string& name = best->config;
   const std::optional<TileConfig> config = parse_config_name(name);
   const KernelInstance* kernel = config ? find_kernel(*config) : nullptr;
   if (!kernel) {
@@ -95,17 +123,18 @@ std::optional<Choice> Dispatcher::profile_choice(const Workload& w, std::string&
   c.config = *config;
   c.source = ChoiceSource::ProfileBest;
   c.workload_name = match->name;
-  c.measured_ms = best->second.median_ms;
+  c.measured_ms = best->median_ms;
   return c;
 }
 
-// (b) The model's fastest among the compiled configs of d that the device can run.
-Choice Dispatcher::model_choice(const Workload& w) const {
+// (b) The model's fastest among the compiled configs of d that `precision` admits and the device
+// can run.
+Choice Dispatcher::model_choice(const Workload& w, Precision precision) const {
   std::vector<TileConfig> candidates;
   std::string first_refusal;
   int compiled = 0;
   for (const TileConfig& c : model::compiled_tile_configs()) {
-    if (c.d != w.d) continue;
+    if (c.d != w.d || !precision_admits(precision, c.variant)) continue;
     ++compiled;
     const KernelInstance* kernel = find_kernel(c);
     const Support s = kernel ? kernel->can_implement(w, device_) : Support::no("not in the kernel registry");
@@ -122,7 +151,8 @@ Choice Dispatcher::model_choice(const Workload& w) const {
     if (first_refusal.empty() && !ranking.refused.empty())
       first_refusal = ranking.refused.front().config.name() + ": " + ranking.refused.front().reason;
     throw DispatchError(DispatchError::Kind::Unsupported,
-                        "none of the " + std::to_string(compiled) + " compiled configs of d=" + std::to_string(w.d) +
+                        "none of the " + std::to_string(compiled) + " compiled " +
+                            (precision == Precision::Fp32 ? "fp32-accurate " : "") + "configs of d=" + std::to_string(w.d) +
                             " can run " + describe_workload(w) + " on " + device_.name + " (first: " +
                             first_refusal + ")");
   }

@@ -5,6 +5,9 @@
 //       on the device;
 //   (b) otherwise the model's rank 1 (model/rank.h, with the profile's fitted coefficients and
 //       compiled register counts) among the compiled configs of that d the device can run.
+// Both only ever consider configs the asked precision admits: by default Precision::Fp32, the
+// fp32-accurate ones (every SIMT variant and mma_3xtf32); mma_1xtf32 (TF32-accurate, rel L2 up to
+// 1e-2) only when Precision::Tf32 is asked for. (a) is then the fastest admitted ok measurement.
 // choose() is host-only: it reads the device's limits from the Dispatcher, never from CUDA, so it
 // can be tested (and used for planning) on a machine without GPU.
 #pragma once
@@ -46,7 +49,10 @@ struct DispatchProfile {
   std::string path;
   std::string gpu_spec;  // configs/gpus stem of the measuring GPU ("nvidia-h200")
   std::vector<NamedWorkload> workloads;
-  std::map<std::string, BestConfig> best;  // by workload name
+  std::map<std::string, BestConfig> best;  // by workload name, any precision
+  // By workload name, every ok measurement's config and median time: where the choice's precision
+  // picks its best (the fastest config it admits).
+  std::map<std::string, std::vector<BestConfig>> ok_measurements;
   model::ModelProfile model;
 };
 
@@ -71,7 +77,8 @@ struct Choice {
   double measured_ms = 0;     // profile-best: its median time in the profile
   double predicted_ms = 0;    // model: the model's time for the config
   int rank = 0;               // model: 1
-  int candidates = 0;         // model: configs ranked (compiled, of that d, the device can run)
+  int candidates = 0;         // model: configs ranked (compiled, of that d, admitted by the precision, the device can run)
+  Precision precision = Precision::Fp32;  // the accuracy asked for (the config's is at least as good)
   std::string note;           // a matched workload whose best was not usable, and why; else empty
   // "profile best for t10, measured 0.3511 ms" | "model rank 1 of 39, predicted 0.3500 ms"
   std::string why() const;
@@ -96,9 +103,11 @@ class Dispatcher {
   // and loading profile_path when not empty.
   static Dispatcher for_device(int device = 0, const std::string& profile_path = "");
 
-  // The config for `w` (scale is ignored: it does not change the speed). Cached per (B, N, d,
-  // causal); thread-safe. Throws DispatchError (errors are not cached).
-  Choice choose(const Workload& w) const;
+  // The config for `w` (scale is ignored: it does not change the speed) among the configs
+  // `precision` admits: Fp32 (the default) never returns a TF32-accurate config (mma_1xtf32), Tf32
+  // may. Cached per (B, N, d, causal, precision); thread-safe. Throws DispatchError (errors are not
+  // cached).
+  Choice choose(const Workload& w, Precision precision = Precision::Fp32) const;
 
   const DispatchProfile* profile() const { return profile_ ? &*profile_ : nullptr; }
   const model::GpuSpec& spec() const { return spec_; }
@@ -107,14 +116,14 @@ class Dispatcher {
   std::size_t cached_choices() const;
 
  private:
-  Choice choose_uncached(const Workload& w) const;
-  std::optional<Choice> profile_choice(const Workload& w, std::string& note) const;
-  Choice model_choice(const Workload& w) const;
+  Choice choose_uncached(const Workload& w, Precision precision) const;
+  std::optional<Choice> profile_choice(const Workload& w, Precision precision, std::string& note) const;
+  Choice model_choice(const Workload& w, Precision precision) const;
 
   std::optional<DispatchProfile> profile_;
   model::GpuSpec spec_;
   DeviceLimits device_;
-  using Key = std::tuple<long long, long long, int, bool>;
+  using Key = std::tuple<long long, long long, int, bool, Precision>;
   mutable std::mutex mutex_;
   mutable std::map<Key, Choice> cache_;
 };

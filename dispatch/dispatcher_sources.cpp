@@ -43,6 +43,9 @@ DispatchProfile load_dispatch_profile(const std::string& path) {
     d.gpu_spec = p.gpu.spec;
     d.workloads = std::move(p.workloads);
     d.best = std::move(p.best);
+    for (const Measurement& m : p.measurements)
+      if (m.status == status::kOk && m.timing && m.timing->median_ms > 0)
+        d.ok_measurements[m.workload].push_back(BestConfig{m.config, m.timing->median_ms});
     d.model = model::load_model_profile(path);
   } catch (const std::runtime_error& e) {  // ProfileError and the model's loader: one line naming the file
     bad_input(e.what());

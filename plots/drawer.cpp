@@ -94,6 +94,9 @@ const char* variant_colour(Variant v) {
     case Variant::RowReg: return "#D55E00";
     case Variant::WarpGroups: return "#009E73";
     case Variant::RegTile2D: return "#CC79A7";
+    // The tensor-core pair: orange and sky blue, so 3xTF32 and 1xTF32 read as one family.
+    case Variant::MmaTf32x3: return "#E69F00";
+    case Variant::MmaTf32x1: return "#56B4E9";
   }
   return "#000000";
 }

@@ -47,7 +47,8 @@ std::string safe_stem(const std::string& s);               // file-name-safe for
 std::string workload_text(const Workload& w);              // "B=10 N=2048 d=64 causal"
 std::string tile_text(const TileConfig& c);                // "regtile_2d 128x64 swizzled"
 
-// Okabe-Ito colours (colour-blind safe), one per variant in every plot: "#RRGGBB".
+// Okabe-Ito colours (colour-blind safe), one per variant in every plot (every one of kAllVariants
+// has its own): "#RRGGBB".
 const char* variant_colour(Variant v);
 // gnuplot point types, one per layout: filled circle (plain), filled square (padded), filled
 // triangle (swizzled).

@@ -110,7 +110,28 @@ TEST(CliRun, NotThreeDimensional) {
 
 TEST(CliRun, UnknownVariantListsKnown) {
   expect_one_line_error(run_flashtune("run --B 1 --N 64 --d " + valid_d() + " --variant fastest"), 2,
-                        "flashtune run: unknown variant 'fastest' (known: row_smem, row_reg, warp_groups, regtile_2d)");
+                        "flashtune run: unknown variant 'fastest' (known: row_smem, row_reg, warp_groups, regtile_2d, "
+                        "mma_3xtf32, mma_1xtf32)");
+}
+
+// --precision: a bad value is named with the known ones; a TF32-only variant needs tf32. Both
+// before any CUDA call (exit 2 on any machine).
+TEST(CliRun, UnknownPrecisionListsKnown) {
+  expect_one_line_error(run_flashtune("run --B 1 --N 64 --d " + valid_d() + " --precision bogus"), 2,
+                        "flashtune run: unknown precision 'bogus' (known: fp32, tf32)");
+  expect_one_line_error(run_flashtune("run --B 1 --N 64 --d " + valid_d() + " --auto --precision bogus"), 2,
+                        "flashtune run: unknown precision 'bogus' (known: fp32, tf32)");
+}
+
+TEST(CliRun, Tf32VariantNeedsPrecisionTf32) {
+  const std::string line =
+      "flashtune run: mma_1xtf32 is TF32-accurate only (rel L2 up to 1e-02): pass --precision tf32 to use it";
+  expect_one_line_error(run_flashtune("run --B 1 --N 64 --d 64 --variant mma_1xtf32"), 2, line);
+  expect_one_line_error(run_flashtune("run --B 1 --N 64 --d 64 --variant mma_1xtf32 --all-configs"), 2, line);
+  // With tf32 the same command gets past the config check: without a GPU it stops at the device.
+  if (testing_support::no_gpu_reason().empty()) GTEST_SKIP() << "a CUDA device is present";
+  const auto r = run_flashtune("run --B 1 --N 64 --d 64 --variant mma_1xtf32 --precision tf32");
+  EXPECT_EQ(r.exit_code, 3) << r.output;
 }
 
 TEST(CliRun, ConfigNotCompiled) {
@@ -155,6 +176,7 @@ TEST(CliList, JsonMatchesTraits) {
     EXPECT_EQ(k.at("name"), c.name());
     EXPECT_EQ(k.at("threads"), make_geometry(c).threads_per_block);
     EXPECT_EQ(k.at("smem_bytes"), make_geometry(c).smem_bytes);
+    EXPECT_EQ(k.at("precision"), precision_name(variant_precision(c.variant))) << c.name();
   }
 }
 

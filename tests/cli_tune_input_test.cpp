@@ -136,5 +136,12 @@ TEST(CliTuneInput, WithoutCountersTheTuneRecordsTimingsOnlyOnAGpu) {
   EXPECT_EQ(p.best.count("tiny"), 1u);
 }
 
+
+TEST(CliTuneInput, UnknownPrecisionIsNamed) {
+  const auto r = run_flashtune("tune --B 2 --N 128 --d 64 --precision fp16");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_EQ(r.output, "flashtune tune: unknown precision 'fp16' (known: fp32, tf32)\n");
+}
+
 }  // namespace
 }  // namespace flashtune

@@ -2,7 +2,8 @@
 // unmeasured one the model's rank 1 (recomputed here from model::predict, not from the ranking the
 // dispatcher uses), the causal flag is part of the workload, and every refusal is one clear line.
 // Fixture: tests/data/dispatch_profile.json (H200, d=64 configs of the small kernel set, which the
-// full set also compiles).
+// full set also compiles). Precision: tests/data/dispatch_tf32_profile.json, where mma_1xtf32
+// (TF32-accurate only) is measured fastest: fp32 (the default) must never choose it.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -26,6 +27,7 @@ namespace flashtune {
 namespace {
 
 const std::string kFixture = FLASHTUNE_DISPATCH_FIXTURE;
+const std::string kTf32Fixture = FLASHTUNE_DISPATCH_TF32_FIXTURE;
 
 Workload workload(long long B, long long N, int d, bool causal = false) {
   Workload w;
@@ -43,18 +45,19 @@ const NamedWorkload& fixture_workload(const Profile& p, const std::string& name)
 }
 
 // The model's fastest config for w, computed config by config: every compiled config of w.d that
-// the device can run, predicted with the profile's coefficients and registers.
+// the precision admits and the device can run, predicted with the profile's coefficients and registers.
 struct ModelPick {
   TileConfig config;
   double ms = std::numeric_limits<double>::infinity();
   int candidates = 0;
 };
 ModelPick model_pick(const Workload& w, const model::GpuSpec& gpu, const DeviceLimits& dev,
-                     const model::ModelProfile& profile) {
+                     const model::ModelProfile& profile, Precision precision = Precision::Fp32) {
   ModelPick best;
   model::ConfigCatalog catalog;
   for (const TileConfig& c : model::compiled_tile_configs()) {
     if (c.d != w.d || !find_kernel(c)->can_implement(w, dev)) continue;
+    if (precision == Precision::Fp32 && variant_precision(c.variant) != Precision::Fp32) continue;
     const model::Prediction p =
         model::predict(w, catalog.analysis(c), gpu, profile.coefficients, profile.registers_for(c.name()));
     if (!p.refusal.empty()) continue;
@@ -244,6 +247,85 @@ TEST_F(DispatchChoose, DeviceDefaultProfileComesFromItsSpec) {
   h100_device.name = "NVIDIA H100 80GB HBM3";
   EXPECT_EQ(error_of([&] { Dispatcher::for_device(h100_device, load_dispatch_profile(kFixture)); }),
             kFixture + ": measured on nvidia-h200, not on nvidia-h100-sxm");
+}
+
+// ---- precision ------------------------------------------------------------------------------
+
+class DispatchPrecision : public DispatchChoose {
+ protected:
+  Profile tf32_fixture = load_profile(kTf32Fixture);
+  model::ModelProfile tf32_model = model::load_model_profile(kTf32Fixture);
+};
+
+// The fixture's fastest measurement is mma_1xtf32: only a tf32 choice takes it; the default takes
+// the fastest fp32-accurate measurement (mma_3xtf32) and says why it passed the other over.
+TEST_F(DispatchPrecision, DefaultTakesTheFastestFp32AccurateMeasurement) {
+  ASSERT_EQ(tf32_fixture.best.at("t2048").config, "mma_1xtf32/d64/br64xbc64/swizzled") << "fixture";
+  const Dispatcher d = Dispatcher::from_files(kTf32Fixture);
+  const Workload w = fixture_workload(tf32_fixture, "t2048").workload;
+
+  const Choice strict = d.choose(w);
+  ASSERT_EQ(strict.source, ChoiceSource::ProfileBest) << strict.why() << " " << strict.note;
+  EXPECT_EQ(strict.config.name(), "mma_3xtf32/d64/br64xbc64/swizzled");
+  EXPECT_EQ(variant_precision(strict.config.variant), Precision::Fp32);
+  EXPECT_DOUBLE_EQ(strict.measured_ms, 0.3517);
+  EXPECT_EQ(strict.precision, Precision::Fp32);
+  EXPECT_EQ(strict.note, "profile's fastest for t2048 (mma_1xtf32/d64/br64xbc64/swizzled) is not fp32-accurate; the "
+                         "fastest fp32-accurate one is taken");
+  EXPECT_EQ(d.choose(w, Precision::Fp32).config, strict.config);
+
+  const Choice loose = d.choose(w, Precision::Tf32);
+  ASSERT_EQ(loose.source, ChoiceSource::ProfileBest) << loose.why() << " " << loose.note;
+  EXPECT_EQ(loose.config.name(), "mma_1xtf32/d64/br64xbc64/swizzled");
+  EXPECT_DOUBLE_EQ(loose.measured_ms, 0.1984);
+  EXPECT_EQ(loose.precision, Precision::Tf32);
+  EXPECT_TRUE(loose.note.empty()) << loose.note;
+  // One cache entry per precision.
+  EXPECT_EQ(d.cached_choices(), 2u);
+}
+
+// A workload measured with mma_1xtf32 alone: fp32 goes to the model (which never ranks
+// mma_1xtf32 then), tf32 takes the measurement.
+TEST_F(DispatchPrecision, Tf32OnlyMeasurementGoesToTheModelUnderFp32) {
+  const Dispatcher d = Dispatcher::from_files(kTf32Fixture);
+  const Workload w = fixture_workload(tf32_fixture, "t1024_tf32_only").workload;
+  const Choice strict = d.choose(w);
+  EXPECT_EQ(strict.source, ChoiceSource::Model);
+  EXPECT_EQ(variant_precision(strict.config.variant), Precision::Fp32) << strict.config.name();
+  const ModelPick m = model_pick(w, h200, device_limits_from_spec(h200), tf32_model);
+  EXPECT_EQ(strict.config, m.config) << strict.config.name() << " vs " << m.config.name();
+  EXPECT_EQ(strict.candidates, m.candidates);
+  EXPECT_EQ(strict.note, "profile has no ok fp32-accurate measurement for t1024_tf32_only (its best, "
+                         "mma_1xtf32/d64/br64xbc64/swizzled, is not fp32-accurate)");
+  const Choice loose = d.choose(w, Precision::Tf32);
+  EXPECT_EQ(loose.source, ChoiceSource::ProfileBest);
+  EXPECT_EQ(loose.config.name(), "mma_1xtf32/d64/br64xbc64/swizzled");
+}
+
+// Unmeasured workloads: the model ranks only fp32-accurate configs by default, and all of them
+// (mma_1xtf32 too) under tf32; its pick is the config-by-config rank 1 in both cases.
+TEST_F(DispatchPrecision, ModelRanksTf32ConfigsOnlyUnderTf32) {
+  const Dispatcher d = Dispatcher::from_files("", "h200");
+  const DeviceLimits dev = device_limits_from_spec(h200);
+  for (int dim : compiled_head_dims()) {
+    int tf32_configs = 0;
+    for (const TileConfig& c : model::compiled_tile_configs()) tf32_configs += c.d == dim && c.variant == Variant::MmaTf32x1;
+    for (const Workload& w : {workload(10, 2048, dim), workload(64, 4096, dim, true), workload(1, 128, dim)}) {
+      SCOPED_TRACE("B=" + std::to_string(w.B) + " N=" + std::to_string(w.N) + " d=" + std::to_string(dim));
+      const Choice strict = d.choose(w), loose = d.choose(w, Precision::Tf32);
+      EXPECT_EQ(strict.source, ChoiceSource::Model);
+      EXPECT_NE(strict.config.variant, Variant::MmaTf32x1) << strict.config.name();
+      const ModelPick ms = model_pick(w, h200, dev, model::ModelProfile{});
+      const ModelPick ml = model_pick(w, h200, dev, model::ModelProfile{}, Precision::Tf32);
+      EXPECT_EQ(strict.config, ms.config);
+      EXPECT_EQ(strict.candidates, ms.candidates);
+      EXPECT_EQ(loose.config, ml.config);
+      EXPECT_EQ(loose.candidates, ml.candidates);
+      EXPECT_LE(loose.predicted_ms, strict.predicted_ms);
+      // Every tf32 config the model can rank here is a candidate under tf32 and not under fp32.
+      EXPECT_LE(loose.candidates, strict.candidates + tf32_configs);
+    }
+  }
 }
 
 }  // namespace

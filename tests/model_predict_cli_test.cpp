@@ -5,6 +5,7 @@
 
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "cli_test_support.h"
 #include "kernels/traits/variants.h"
@@ -87,7 +88,7 @@ TEST(PredictCli, TileTheVariantDoesNotAllow) {
 TEST(PredictCli, BadValuesAreNamed) {
   expect_error(predict("--gpu h200 --B 0 --N 128 --d 64 --all"), "B=0: must be >= 1");
   expect_error(predict("--gpu h200 --B 1 --N 128 --d 64 --variant fast --Br 64 --Bc 32"),
-               "unknown variant 'fast' (known: row_smem, row_reg, warp_groups, regtile_2d)");
+               "unknown variant 'fast' (known: row_smem, row_reg, warp_groups, regtile_2d, mma_3xtf32, mma_1xtf32)");
   expect_error(predict("--gpu h200 --B 1 --N 128 --d 64"),
                "name a config (--variant, --Br, --Bc [--layout]) or rank them all with --all");
   const std::string prof = write_temp("profile.json", R"({"coefficients": {"fp32_eff": 0.5}})");
@@ -101,8 +102,9 @@ TEST(PredictCli, AllRanksEveryCompiledConfigOfTheHeadDimension) {
   const Result r = predict("--gpu h200 " + workload_args() + " --all --json");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto j = nlohmann::json::parse(r.output);
-  std::size_t expected = 0;
-  for (const TileConfig& c : compiled_configs()) expected += c.d == some_config().d;
+  std::size_t expected = 0;  // the default precision fp32 ranks the fp32-accurate configs only
+  for (const TileConfig& c : compiled_configs())
+    expected += c.d == some_config().d && variant_precision(c.variant) == Precision::Fp32;
   EXPECT_EQ(j["results"].size() + j["refused"].size(), expected);
   double last = 0;
   for (const auto& row : j["results"]) {
@@ -124,6 +126,65 @@ TEST(PredictCli, ProfileCoefficientsChangeTheTime) {
   ASSERT_EQ(slow.exit_code, 0) << slow.output;
   EXPECT_GT(nlohmann::json::parse(slow.output)["results"][0]["time_s"].get<double>(),
             2 * nlohmann::json::parse(base.output)["results"][0]["time_s"].get<double>());
+}
+
+
+// --precision: fp32 (default) ranks only fp32-accurate configs (SIMT and mma_3xtf32), tf32 admits
+// mma_1xtf32 too; a bad value or a TF32-only config without tf32 is one line, exit 2.
+TEST(PredictCli, UnknownPrecisionIsNamed) {
+  expect_error(predict("--gpu h200 --B 10 --N 2048 --d 64 --all --precision fp16"),
+               "unknown precision 'fp16' (known: fp32, tf32)");
+}
+
+std::vector<std::string> ranked_configs(const Result& r) {
+  std::vector<std::string> names;
+  const nlohmann::json doc = nlohmann::json::parse(r.output);  // named: at() returns into it
+  for (const auto& row : doc.at("results")) names.push_back(row.at("config").get<std::string>());
+  return names;
+}
+
+std::size_t count_prefix(const std::vector<std::string>& names, const std::string& prefix) {
+  std::size_t n = 0;
+  for (const std::string& s : names) n += s.rfind(prefix, 0) == 0;
+  return n;
+}
+
+TEST(PredictCli, AllListsTf32ConfigsOnlyUnderPrecisionTf32) {
+  const Result fp32 = predict("--gpu h200 --B 10 --N 2048 --d 64 --all --json");
+  const Result tf32 = predict("--gpu h200 --B 10 --N 2048 --d 64 --all --json --precision tf32");
+  ASSERT_EQ(fp32.exit_code, 0) << fp32.output;
+  ASSERT_EQ(tf32.exit_code, 0) << tf32.output;
+  const auto strict = ranked_configs(fp32), loose = ranked_configs(tf32);
+  EXPECT_GT(count_prefix(strict, "mma_3xtf32/"), 0u);
+  EXPECT_EQ(count_prefix(strict, "mma_1xtf32/"), 0u);
+  EXPECT_GT(count_prefix(loose, "mma_3xtf32/"), 0u);
+  EXPECT_GT(count_prefix(loose, "mma_1xtf32/"), 0u);
+  EXPECT_EQ(loose.size(), strict.size() + count_prefix(loose, "mma_1xtf32/"));
+  EXPECT_EQ(nlohmann::json::parse(fp32.output).at("precision"), "fp32");
+  EXPECT_EQ(nlohmann::json::parse(tf32.output).at("precision"), "tf32");
+  const nlohmann::json loose_doc = nlohmann::json::parse(tf32.output);
+  for (const auto& row : loose_doc.at("results"))
+    EXPECT_EQ(row.at("precision"), row.at("config").get<std::string>().rfind("mma_1xtf32/", 0) == 0 ? "tf32" : "fp32");
+  // The table says the same.
+  const Result table = predict("--gpu h200 --B 10 --N 2048 --d 64 --all");
+  ASSERT_EQ(table.exit_code, 0) << table.output;
+  EXPECT_NE(table.output.find("mma_3xtf32/"), std::string::npos);
+  EXPECT_EQ(table.output.find("mma_1xtf32/"), std::string::npos);
+  EXPECT_NE(table.output.find("precision fp32"), std::string::npos);
+}
+
+TEST(PredictCli, NamedTf32ConfigNeedsPrecisionTf32) {
+  const std::string config = "--variant mma_1xtf32 --Br 64 --Bc 64 --layout swizzled";
+  expect_error(predict("--gpu h200 --B 10 --N 2048 --d 64 " + config),
+               "mma_1xtf32 is TF32-accurate only (rel L2 up to 1e-02): pass --precision tf32 to use it");
+  expect_error(predict("--gpu h200 --B 10 --N 2048 --d 64 --all --variant mma_1xtf32"),
+               "mma_1xtf32 is TF32-accurate only (rel L2 up to 1e-02): pass --precision tf32 to use it");
+  const Result ok = predict("--gpu h200 --B 10 --N 2048 --d 64 " + config + " --precision tf32 --json");
+  ASSERT_EQ(ok.exit_code, 0) << ok.output;
+  EXPECT_EQ(ranked_configs(ok), std::vector<std::string>{"mma_1xtf32/d64/br64xbc64/swizzled"});
+  // 3xTF32 is fp32-accurate: no flag needed.
+  EXPECT_EQ(predict("--gpu h200 --B 10 --N 2048 --d 64 --variant mma_3xtf32 --Br 64 --Bc 64 --layout swizzled").exit_code,
+            0);
 }
 
 }  // namespace

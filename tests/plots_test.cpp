@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -15,6 +16,7 @@
 
 #include "model/config_catalog.h"
 #include "model/counts.h"
+#include "plots/drawer.h"
 #include "plots/accuracy.h"
 #include "plots/gnuplot_runner.h"
 #include "plots/plot_profile.h"
@@ -158,6 +160,33 @@ TEST(PlotsProfile, ParsesAndRejectsConfigNames) {
   EXPECT_EQ(c.layout, flashtune::Layout::Swizzled);
   EXPECT_THROW(flashtune::plots::parse_config_name("row_smem/d64/br64/plain"), std::invalid_argument);
   EXPECT_THROW(flashtune::plots::parse_config_name("row_smem/d64/br64xbc32/diagonal"), std::invalid_argument);
+}
+
+// Every variant (the tensor-core pair included) has its own colour, so no two share a legend
+// entry's look, and the names of the new variants parse back from profile config names.
+TEST(PlotsDrawer, EveryVariantHasItsOwnColour) {
+  std::set<std::string> colours;
+  for (flashtune::Variant v : flashtune::kAllVariants) {
+    const std::string c = flashtune::plots::variant_colour(v);
+    EXPECT_EQ(c.size(), 7u) << flashtune::variant_name(v);
+    EXPECT_EQ(c[0], '#') << flashtune::variant_name(v);
+    EXPECT_NE(c, "#000000") << flashtune::variant_name(v) << " falls through to the default colour";
+    colours.insert(c);
+  }
+  EXPECT_EQ(colours.size(), std::size(flashtune::kAllVariants));
+  EXPECT_EQ(flashtune::plots::parse_config_name("mma_1xtf32/d64/br64xbc64/swizzled").variant,
+            flashtune::Variant::MmaTf32x1);
+  EXPECT_EQ(flashtune::plots::parse_config_name("mma_3xtf32/d128/br128xbc64/padded").variant,
+            flashtune::Variant::MmaTf32x3);
+  const auto blocks = flashtune::plots::variant_blocks(
+      {{flashtune::Variant::RowReg, "1\t2\n"}, {flashtune::Variant::MmaTf32x1, "3\t4\n"}});
+  const auto var = [&](const std::string& name) {
+    for (const auto& [k, v] : blocks.vars)
+      if (k == name) return v;
+    return std::string("(missing)");
+  };
+  EXPECT_NE(var("colours").find("#56B4E9"), std::string::npos) << var("colours");
+  EXPECT_NE(var("variants").find("mma_1xtf32"), std::string::npos) << var("variants");
 }
 
 TEST(PlotsAccuracy, MapeMedianMax) {

@@ -33,7 +33,10 @@ TEST(ConfigSelect, UnsupportedHeadDimListsCompiled) {
 
 TEST(ConfigSelect, UnknownNamesListTheKnownOnes) {
   EXPECT_EQ(usage_error_of([] { parse_variant_or_throw("row_fast"); }),
-            "unknown variant 'row_fast' (known: row_smem, row_reg, warp_groups, regtile_2d)");
+            "unknown variant 'row_fast' (known: row_smem, row_reg, warp_groups, regtile_2d, mma_3xtf32, mma_1xtf32)");
+  EXPECT_EQ(usage_error_of([] { parse_precision_or_throw("fp16"); }), "unknown precision 'fp16' (known: fp32, tf32)");
+  EXPECT_EQ(parse_precision_or_throw("tf32"), Precision::Tf32);
+  EXPECT_EQ(parse_precision_or_throw("fp32"), Precision::Fp32);
   EXPECT_EQ(usage_error_of([] { parse_layout_or_throw("tiled"); }),
             "unknown layout 'tiled' (known: plain, padded, swizzled)");
   EXPECT_EQ(parse_variant_or_throw("warp_groups"), Variant::WarpGroups);
@@ -48,12 +51,14 @@ TEST(ConfigSelect, DefaultWinsWhenCompiled) {
 TEST(ConfigSelect, RequestFieldsAreHonoured) {
   for (const TileConfig& c : compiled_configs()) {
     ConfigRequest r;
+    r.precision = variant_precision(c.variant);  // what the variant needs (tf32 for mma_1xtf32)
     r.variant = c.variant;
     r.Br = c.Br;
     r.Bc = c.Bc;
     r.layout = c.layout;
     EXPECT_EQ(select_config(c.d, r, compiled_configs().front()), c) << c.name();
     ConfigRequest only_variant;
+    only_variant.precision = variant_precision(c.variant);
     only_variant.variant = c.variant;
     const TileConfig picked = select_config(c.d, only_variant, compiled_configs().front());
     EXPECT_EQ(picked.variant, c.variant);
@@ -86,6 +91,45 @@ TEST(ConfigSelect, MatchingConfigsFilterAndKeepOrder) {
     EXPECT_EQ(x.d, c.d);
   }
   EXPECT_TRUE(matching_configs(48, {}).empty());
+}
+
+TEST(ConfigSelect, PrecisionAdmitsFp32AccurateVariantsByDefault) {
+  for (Variant v : kAllVariants) {
+    EXPECT_TRUE(precision_admits(Precision::Tf32, v)) << variant_name(v);
+    EXPECT_EQ(precision_admits(Precision::Fp32, v), variant_precision(v) == Precision::Fp32) << variant_name(v);
+  }
+  EXPECT_TRUE(precision_admits(Precision::Fp32, Variant::MmaTf32x3));
+  EXPECT_FALSE(precision_admits(Precision::Fp32, Variant::MmaTf32x1));
+  EXPECT_EQ(ConfigRequest{}.precision, Precision::Fp32);
+}
+
+TEST(ConfigSelect, Tf32ConfigsMatchOnlyUnderTf32) {
+  bool any_tf32 = false;
+  for (int d : compiled_head_dims()) {
+    ConfigRequest fp32, tf32;
+    tf32.precision = Precision::Tf32;
+    const std::vector<TileConfig> strict = matching_configs(d, fp32), loose = matching_configs(d, tf32);
+    for (const TileConfig& c : strict) EXPECT_EQ(variant_precision(c.variant), Precision::Fp32) << c.name();
+    std::size_t tf32_only = 0;
+    for (const TileConfig& c : compiled_configs())
+      if (c.d == d && variant_precision(c.variant) == Precision::Tf32) ++tf32_only;
+    any_tf32 = any_tf32 || tf32_only > 0;
+    EXPECT_EQ(loose.size(), strict.size() + tf32_only) << "d=" << d;
+  }
+  EXPECT_TRUE(any_tf32) << "no mma_1xtf32 config compiled";
+}
+
+TEST(ConfigSelect, NamedTf32VariantNeedsTf32Precision) {
+  for (const TileConfig& c : compiled_configs()) {
+    if (variant_precision(c.variant) != Precision::Tf32) continue;
+    ConfigRequest r;
+    r.variant = c.variant;
+    EXPECT_EQ(usage_error_of([&] { select_config(c.d, r, c); }),
+              std::string(variant_name(c.variant)) +
+                  " is TF32-accurate only (rel L2 up to 1e-02): pass --precision tf32 to use it");
+    r.precision = Precision::Tf32;
+    EXPECT_EQ(select_config(c.d, r, c), c);
+  }
 }
 
 }  // namespace

@@ -357,10 +357,15 @@ TEST(Plan, ExhaustiveTakesEveryConfigOfTheWorkloadsD) {
   const int d_first = compiled_configs().front().d, d_last = compiled_configs().back().d;
   const std::vector<NamedWorkload> ws = {{"a", {4, 512, d_first, false, 0}}, {"b", {4, 512, d_last, true, 0}}};
   const TunePlan plan = make_plan(ws, compiled_configs(), {});
-  const std::size_t expect = configs_for(ws[0].workload, compiled_configs()).size() +
-                             configs_for(ws[1].workload, compiled_configs()).size();
+  // The default precision (fp32) plans the fp32-accurate configs only.
+  std::vector<TileConfig> fp32_accurate;
+  for (const TileConfig& c : compiled_configs())
+    if (variant_precision(c.variant) == Precision::Fp32) fp32_accurate.push_back(c);
+  const std::size_t expect = configs_for(ws[0].workload, fp32_accurate).size() +
+                             configs_for(ws[1].workload, fp32_accurate).size();
   ASSERT_EQ(plan.pairs.size(), expect);
   ASSERT_GT(expect, 0u);
+  for (const PlannedPair& p : plan.pairs) EXPECT_EQ(variant_precision(p.config.variant), Precision::Fp32) << p.config.name();
   // Grouped by workload, each pair's config of the workload's d.
   for (std::size_t i = 0; i < plan.pairs.size(); ++i) {
     EXPECT_EQ(plan.pairs[i].config.d, ws[plan.pairs[i].workload].workload.d);
@@ -368,6 +373,27 @@ TEST(Plan, ExhaustiveTakesEveryConfigOfTheWorkloadsD) {
       EXPECT_LE(plan.pairs[i - 1].workload, plan.pairs[i].workload);
     }
   }
+}
+
+// --precision tf32 plans mma_1xtf32 too; fp32 (the default) never does, in either strategy.
+TEST(Plan, PrecisionTf32AddsTheTf32Configs) {
+  const std::vector<NamedWorkload> ws = {{"t", {10, 2048, 64, false, 0}}};
+  PlanOptions tf32;
+  tf32.precision = Precision::Tf32;
+  const TunePlan strict = make_plan(ws, compiled_configs(), {}), loose = make_plan(ws, compiled_configs(), tf32);
+  EXPECT_EQ(loose.pairs.size(), configs_for(ws[0].workload, compiled_configs()).size());
+  std::size_t tf32_pairs = 0;
+  for (const PlannedPair& p : loose.pairs) tf32_pairs += p.config.variant == Variant::MmaTf32x1;
+  EXPECT_GT(tf32_pairs, 0u);
+  EXPECT_EQ(strict.pairs.size() + tf32_pairs, loose.pairs.size());
+
+  const model::GpuSpec gpu = model::find_gpu_spec("h200", FLASHTUNE_TEST_GPU_DIR);
+  PlanOptions top;
+  top.strategy = TuneStrategy::Model;
+  top.top_k = 1000;  // every config the model ranks
+  top.gpu = &gpu;
+  for (const PlannedPair& p : make_plan(ws, compiled_configs(), top).pairs)
+    EXPECT_NE(p.config.variant, Variant::MmaTf32x1) << p.config.name();
 }
 
 TEST(Plan, AWorkloadNothingImplementsIsNamed) {

@@ -1,6 +1,7 @@
 #include "tuner/config_select.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "kernels/traits/variants.h"
 
@@ -8,8 +9,8 @@ namespace flashtune {
 namespace {
 
 bool matches(const TileConfig& c, int d, const ConfigRequest& r) {
-  return c.d == d && (!r.variant || c.variant == *r.variant) && (!r.Br || c.Br == *r.Br) &&
-         (!r.Bc || c.Bc == *r.Bc) && (!r.layout || c.layout == *r.layout);
+  return c.d == d && precision_admits(r.precision, c.variant) && (!r.variant || c.variant == *r.variant) &&
+         (!r.Br || c.Br == *r.Br) && (!r.Bc || c.Bc == *r.Bc) && (!r.layout || c.layout == *r.layout);
 }
 
 std::string describe_request(int d, const ConfigRequest& r) {
@@ -37,11 +38,35 @@ std::string join_ints(const std::vector<int>& values) {
   return s;
 }
 
-Variant parse_variant_or_throw(const std::string& name) {
-  if (const auto v = parse_variant(name)) return *v;
+std::string known_variants() {
   std::string known;
   for (Variant v : kAllVariants) known += (known.empty() ? "" : ", ") + std::string(variant_name(v));
-  throw UsageError("unknown variant '" + name + "' (known: " + known + ")");
+  return known;
+}
+
+Variant parse_variant_or_throw(const std::string& name) {
+  if (const auto v = parse_variant(name)) return *v;
+  throw UsageError("unknown variant '" + name + "' (known: " + known_variants() + ")");
+}
+
+std::string known_precisions() {
+  std::string known;
+  for (Precision p : kAllPrecisions) known += (known.empty() ? "" : ", ") + std::string(precision_name(p));
+  return known;
+}
+
+Precision parse_precision_or_throw(const std::string& name) {
+  if (const auto p = parse_precision(name)) return *p;
+  throw UsageError("unknown precision '" + name + "' (known: " + known_precisions() + ")");
+}
+
+void require_precision(Variant v, Precision requested) {
+  if (precision_admits(requested, v)) return;
+  char tol[16];
+  std::snprintf(tol, sizeof tol, "%.0e", rel_l2_tolerance(variant_precision(v)));
+  // Only Tf32 variants are ever refused (Fp32 admits fp32-accurate ones, Tf32 admits all).
+  throw UsageError(std::string(variant_name(v)) + " is TF32-accurate only (rel L2 up to " + tol +
+                   "): pass --precision " + precision_name(variant_precision(v)) + " to use it");
 }
 
 Layout parse_layout_or_throw(const std::string& name) {
@@ -66,6 +91,7 @@ std::vector<TileConfig> matching_configs(int d, const ConfigRequest& request) {
 
 TileConfig select_config(int d, const ConfigRequest& request, const TileConfig& default_config) {
   require_compiled_head_dim(d);
+  if (request.variant) require_precision(*request.variant, request.precision);
   TileConfig wanted = default_config;
   wanted.d = d;
   if (request.variant) wanted.variant = *request.variant;
@@ -83,7 +109,9 @@ TileConfig select_config(int d, const ConfigRequest& request, const TileConfig& 
       throw UsageError("config " + wanted.name() + " cannot be built: " + *why);
   }
   std::string compiled;
-  for (const TileConfig& c : matching_configs(d, ConfigRequest{}))
+  ConfigRequest any_of_precision;
+  any_of_precision.precision = request.precision;
+  for (const TileConfig& c : matching_configs(d, any_of_precision))
     compiled += (compiled.empty() ? "" : ", ") + c.name();
   throw UsageError("config " + describe_request(d, request) + " is not compiled (compiled for d=" +
                    std::to_string(d) + ": " + compiled + ")");

@@ -17,11 +17,20 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Whether a request for `requested` accuracy admits variant v: Fp32 admits the fp32-accurate
+// variants only (variant_precision == Fp32: every SIMT variant and mma_3xtf32), Tf32 admits every
+// variant (mma_1xtf32 too).
+constexpr bool precision_admits(Precision requested, Variant v) {
+  return requested == Precision::Tf32 || variant_precision(v) == Precision::Fp32;
+}
+
 // What the user pinned down; unset fields come from the default config or any compiled one.
+// `precision` is the accuracy asked for (--precision, default fp32): only configs it admits match.
 struct ConfigRequest {
   std::optional<Variant> variant;
   std::optional<int> Br, Bc;
   std::optional<Layout> layout;
+  Precision precision = Precision::Fp32;
   bool any() const { return variant || Br || Bc || layout; }
 };
 
@@ -31,10 +40,21 @@ std::vector<int> compiled_head_dims();
 // "32, 64, 128"
 std::string join_ints(const std::vector<int>& values);
 
-// Throws UsageError("unknown variant 'x' (known: row_smem, row_reg, warp_groups, regtile_2d)").
+// Throws UsageError("unknown variant 'x' (known: row_smem, ..., mma_1xtf32)"), every variant listed.
 Variant parse_variant_or_throw(const std::string& name);
+// "row_smem, row_reg, warp_groups, regtile_2d, mma_3xtf32, mma_1xtf32" (kAllVariants), for help
+// strings and messages.
+std::string known_variants();
 // Throws UsageError("unknown layout 'x' (known: plain, padded, swizzled)").
 Layout parse_layout_or_throw(const std::string& name);
+// Throws UsageError("unknown precision 'x' (known: fp32, tf32)").
+Precision parse_precision_or_throw(const std::string& name);
+// "fp32, tf32"
+std::string known_precisions();
+
+// Throws UsageError("mma_1xtf32 is TF32-accurate only (rel L2 up to 1e-02): pass --precision tf32
+// to use it") when `requested` does not admit v.
+void require_precision(Variant v, Precision requested);
 
 // Throws UsageError("unsupported d=48 (compiled: 32, 64, 128)") unless d has a compiled config.
 void require_compiled_head_dim(int d);
@@ -42,10 +62,12 @@ void require_compiled_head_dim(int d);
 // The config `run` uses for workload dimension d: the default with the request's fields applied
 // when that is compiled, else the first compiled config (registry order) matching the request.
 // Throws UsageError naming the config and why it cannot run (tile_rejection's reason, or the
-// compiled configs of that d).
+// compiled configs of that d the precision admits), or require_precision's line for a variant the
+// request's precision does not admit.
 TileConfig select_config(int d, const ConfigRequest& request, const TileConfig& default_config);
 
-// Every compiled config of head dimension d matching the request's set fields, registry order.
+// Every compiled config of head dimension d matching the request's set fields and admitted by its
+// precision, registry order.
 std::vector<TileConfig> matching_configs(int d, const ConfigRequest& request);
 
 }  // namespace flashtune

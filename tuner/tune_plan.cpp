@@ -7,6 +7,7 @@
 
 #include "model/config_catalog.h"
 #include "model/rank.h"
+#include "tuner/config_select.h"
 
 namespace flashtune {
 
@@ -48,13 +49,16 @@ TunePlan make_plan(const std::vector<NamedWorkload>& workloads, const std::vecto
   TunePlan plan;
   plan.strategy = options.strategy;
   plan.workloads = workloads;
+  std::vector<TileConfig> admitted;
+  for (const TileConfig& c : configs)
+    if (precision_admits(options.precision, c.variant)) admitted.push_back(c);
   model::ConfigCatalog catalog;
   for (std::size_t wi = 0; wi < workloads.size(); ++wi) {
     const NamedWorkload& nw = workloads[wi];
-    const std::vector<TileConfig> mine = configs_for(nw.workload, configs);
+    const std::vector<TileConfig> mine = configs_for(nw.workload, admitted);
     if (mine.empty())
       throw PlanError(nw.name + ": no compiled config implements d=" + std::to_string(nw.workload.d) +
-                      " (compiled d: " + compiled_dims(configs) + ")");
+                      " (compiled d: " + compiled_dims(admitted) + ")");
     if (options.strategy == TuneStrategy::Exhaustive) {
       for (const TileConfig& c : mine) plan.pairs.push_back({wi, c, 0});
       continue;

@@ -33,6 +33,9 @@ struct PlanOptions {
   int top_k = 0;                        // model: measure the K best-predicted configs per workload
   const model::GpuSpec* gpu = nullptr;  // model: the spec the ranking predicts for
   model::ModelProfile profile;          // model: the profile's fitted coefficients and registers (or defaults)
+  // Which configs are planned at all: Fp32 (default) only the fp32-accurate ones (every SIMT variant
+  // and mma_3xtf32), Tf32 also mma_1xtf32 (config_select.h's precision_admits).
+  Precision precision = Precision::Fp32;
 };
 
 struct PlannedPair {
@@ -47,8 +50,9 @@ struct TunePlan {
   std::vector<PlannedPair> pairs;  // grouped by workload, in plan order
 };
 
-// Throws PlanError for a workload with no compiled config of its d, for --top-k < 1 with the model
-// strategy, or when the model strategy has no GPU spec.
+// Only the configs options.precision admits are planned. Throws PlanError for a workload with no
+// such config of its d, for --top-k < 1 with the model strategy, or when the model strategy has no
+// GPU spec.
 TunePlan make_plan(const std::vector<NamedWorkload>& workloads, const std::vector<TileConfig>& configs,
                    const PlanOptions& options);
 
