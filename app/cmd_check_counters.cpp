@@ -100,6 +100,7 @@ int check_counters_command(const CheckCountersOptions& o) {
                            {"model", t.info.model},
                            {"reference", t.info.relative_to ? t.info.relative_to : "counter"},
                            {"all", summary_json(t.all)},
+                           {"missing", t.missing},
                            {"groups", nlohmann::json::array()},
                            {"worst", nlohmann::json::array()}};
       for (const model::ErrorSummary& g : t.groups) jt["groups"].push_back(summary_json(g));
@@ -138,6 +139,10 @@ int check_counters_command(const CheckCountersOptions& o) {
                     signed_percent(p->rel_error()).c_str());
     }
   }
+  for (const model::TermCheck& t : check.terms)
+    if (selected(t) && t.info.optional && t.missing > 0)
+      std::printf("\nterm %s: %s missing in %d of %zu measurements with counters (tuned before it was collected)\n",
+                  t.info.name, t.info.metric, t.missing, observations.size());
   if (!check.skipped.empty()) {
     std::printf("\n%zu skipped:\n", check.skipped.size());
     for (const std::string& s : check.skipped) std::printf("  %s\n", s.c_str());
@@ -155,7 +160,7 @@ void register_check_counters(CLI::App& app) {
   cmd->add_option("--gpu-spec", opts->gpu_spec, "GPU spec name (configs/gpus; default: the profile's gpu.spec)");
   cmd->add_option("--term", opts->term,
                   "only this term: dram_read, dram_write, l2_bytes, shared_ld_wavefronts, shared_st_wavefronts, "
-                  "shared_ld_conflicts, shared_st_conflicts, shared_ld_ideal, shared_st_ideal, ffma, xu");
+                  "shared_ld_conflicts, shared_st_conflicts, shared_ld_ideal, shared_st_ideal, ffma, xu, mma");
   cmd->add_option("--worst", opts->worst, "list the K pairs with the largest error per term (default 5; 0: none)");
   cmd->add_flag("--json", opts->json, "print JSON instead of the Markdown tables");
   cmd->callback([opts]() { set_reporting_action("check-counters", [opts]() { return check_counters_command(*opts); }); });

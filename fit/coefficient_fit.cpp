@@ -81,7 +81,14 @@ std::string describe(Eigen::LevenbergMarquardtSpace::Status s) {
 std::vector<std::string> default_free_coefficients() {
   return {"fp32_efficiency",    "smem_efficiency",         "issue_overhead",       "l2_efficiency",
           "latency_warps",      "shared_latency_warps",    "iteration_latency_cycles", "overlapped_iteration_cycles",
-          "block_latency_cycles", "launch_overhead_us", "overlap_exponent"};
+          "block_latency_cycles", "launch_overhead_us", "overlap_exponent", "tensor_efficiency"};
+}
+
+bool coefficient_informed(const std::string& name, const std::vector<const FitPoint*>& points) {
+  if (name != "tensor_efficiency") return true;
+  for (const FitPoint* p : points)
+    if (p->geometry->per_kv_tile.mma > 0) return true;
+  return false;
 }
 
 void check_coefficient_names(const std::vector<std::string>& names) {
@@ -104,8 +111,14 @@ double rms_log_error(const std::vector<const FitPoint*>& points, const model::Gp
 }
 
 FitResult fit_coefficients(const std::vector<const FitPoint*>& points, const model::GpuSpec& gpu,
-                           const model::Coefficients& start, const std::vector<std::string>& free) {
-  if (free.empty()) throw std::invalid_argument("no coefficient to fit");
+                           const model::Coefficients& start, const std::vector<std::string>& asked) {
+  std::vector<std::string> free, uninformed;
+  for (const std::string& name : asked) (coefficient_informed(name, points) ? free : uninformed).push_back(name);
+  if (free.empty()) {
+    std::string why = "no coefficient to fit";
+    if (!uninformed.empty()) why += " (" + uninformed.front() + ": no measurement of a kernel that uses it)";
+    throw std::invalid_argument(why);
+  }
   const std::size_t need = min_points_for_fit(free.size());
   if (points.size() < need)
     throw std::invalid_argument("too few measurements to fit " + std::to_string(free.size()) + " coefficients: " +
@@ -121,6 +134,7 @@ FitResult fit_coefficients(const std::vector<const FitPoint*>& points, const mod
 
   FitResult r;
   r.free = free;
+  r.uninformed = uninformed;
   r.rms_log_start = rms_log_error(points, gpu, start);
   Eigen::NumericalDiff<LogResiduals> numeric(f);
   Eigen::LevenbergMarquardt<Eigen::NumericalDiff<LogResiduals>> lm(numeric);

@@ -16,8 +16,13 @@ namespace flashtune::fit {
 // The coefficients a fit moves by default: the ones the H200 data can tell apart. Left fixed:
 // dram_efficiency (a measured copy sets it), sfu_efficiency (exp never binds alone),
 // issue_efficiency (only (1 + issue_overhead) / issue_efficiency is identifiable), and
-// l2_capacity_fraction (no workload of the grid sits on the capacity edge).
+// l2_capacity_fraction (no workload of the grid sits on the capacity edge). tensor_efficiency is
+// free but moves only when the data holds tensor-core measurements (see fit_coefficients).
 std::vector<std::string> default_free_coefficients();
+
+// Whether any point's prediction reads coefficient `name`: tensor_efficiency only those of kernels
+// that issue mma (GeometryAnalysis::per_kv_tile.mma > 0); every other coefficient all of them.
+bool coefficient_informed(const std::string& name, const std::vector<const FitPoint*>& points);
 
 // Throws std::invalid_argument naming an unknown coefficient (and listing the known ones).
 void check_coefficient_names(const std::vector<std::string>& names);
@@ -28,7 +33,8 @@ std::size_t min_points_for_fit(std::size_t free_count);
 
 struct FitResult {
   model::Coefficients coefficients;
-  std::vector<std::string> free;
+  std::vector<std::string> free;        // the coefficients the fit moved
+  std::vector<std::string> uninformed;  // asked for, but no point depends on them: kept at the start
   double rms_log_start = 0, rms_log_end = 0;  // root mean square of log(pred / measured)
   int evaluations = 0;
   std::string status;  // Eigen's stop reason, in words
@@ -37,8 +43,10 @@ struct FitResult {
 double predicted_time(const FitPoint& p, const model::GpuSpec& gpu, const model::Coefficients& k);
 double rms_log_error(const std::vector<const FitPoint*>& points, const model::GpuSpec& gpu, const model::Coefficients& k);
 
-// Throws std::invalid_argument when points.size() < min_points_for_fit(free.size()) (the message
-// says how many are needed and how many there are).
+// Coefficients of `free` that no point depends on (coefficient_informed) keep their start value
+// and are listed in FitResult::uninformed. Throws std::invalid_argument when none is left, or when
+// points.size() < min_points_for_fit(the rest) (the message says how many are needed and how many
+// there are).
 FitResult fit_coefficients(const std::vector<const FitPoint*>& points, const model::GpuSpec& gpu,
                            const model::Coefficients& start, const std::vector<std::string>& free);
 

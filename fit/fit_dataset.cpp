@@ -4,6 +4,7 @@
 #include <set>
 
 #include "model/occupancy.h"
+#include "model/predict.h"
 
 namespace flashtune::fit {
 
@@ -37,6 +38,10 @@ FitDataset make_fit_dataset(const Profile& p, const std::string& source, const m
     const std::optional<TileConfig> c = parse_config_name(m.config);
     if (!c) throw FitInputError(source + ": config name '" + m.config + "' does not parse");
     if (auto why = model::config_rejection(*c, w->second)) {
+      ds.skipped.push_back(m.workload + " " + m.config + ": " + *why);
+      continue;
+    }
+    if (auto why = model::instruction_set_refusal(*c, gpu)) {
       ds.skipped.push_back(m.workload + " " + m.config + ": " + *why);
       continue;
     }

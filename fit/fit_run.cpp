@@ -103,6 +103,8 @@ std::string render_text(const FitRun& r) {
   out << "\n\nfit: " << r.fit.free.size() << " coefficients, " << r.fit.evaluations << " model sweeps, " << r.fit.status
       << "\n  rms log error " << fixed(r.fit.rms_log_start, 4) << " (defaults) -> " << fixed(r.fit.rms_log_end, 4)
       << "\n";
+  for (const std::string& name : r.fit.uninformed)
+    out << "  " << name << " kept at its start value: no measurement of a kernel that uses it\n";
   const model::Coefficients defaults;
   for (const model::CoefficientInfo& ci : model::coefficient_table()) {
     const bool is_free = std::find(r.fit.free.begin(), r.fit.free.end(), ci.name) != r.fit.free.end();
@@ -150,6 +152,7 @@ nlohmann::ordered_json render_json(const FitRun& r) {
   j["points"] = r.data.points.size();
   j["skipped"] = r.data.skipped;
   j["fit"] = {{"free", r.fit.free},
+              {"uninformed", r.fit.uninformed},
               {"status", r.fit.status},
               {"evaluations", r.fit.evaluations},
               {"rms_log_start", r.fit.rms_log_start},

@@ -11,6 +11,14 @@ struct Coefficients {
   // Fraction of the FP32 lanes' peak a tuned kernel sustains. The H200's fp32 SIMT SGEMM reaches
   // 51.0 of 66.9 TFLOP/s (anchors/README.md: 0.76); clocks sag under a full FFMA load.
   double fp32_efficiency = 0.80;
+  // Fraction of the spec's dense TF32 tensor-core rate (tf32_tensor_flops_per_clock_per_sm) that
+  // a kernel's mma.sync m16n8k8 instructions sustain. On Hopper the datasheet rate is wgmma's;
+  // mma.sync issues well below it: on the H200 our mma_3xtf32 kernel ran 67.5 TFLOP/s on t22
+  // (B=500, N=2048, d=64), i.e. 3 x 67.5 = 203 TFLOP/s of mma, 0.38 of 132 x 2048 x 1.98 GHz =
+  // 535 with the softmax and the operand split beside it (mma_1xtf32: 128 TFLOP/s, not
+  // tensor-bound). One value for every tensor-core variant; `flashtune fit` moves it when a
+  // profile holds tensor-core measurements.
+  double tensor_efficiency = 0.40;
   // MUFU.EX2 issues at the table rate but shares the dispatch port with other MIO work.
   double sfu_efficiency = 0.90;
   // Shared-memory wavefronts: one per clock per SM at best; back-to-back LDS keep ~90% of it.
@@ -65,7 +73,7 @@ struct CoefficientInfo {
 };
 
 // Name <-> member table for profile I/O and, later, fitting (stable order).
-inline constexpr std::array<CoefficientInfo, 15> coefficient_table() {
+inline constexpr std::array<CoefficientInfo, 16> coefficient_table() {
   return {{
       {"fp32_efficiency", &Coefficients::fp32_efficiency, 0.01, 1.0},
       {"sfu_efficiency", &Coefficients::sfu_efficiency, 0.01, 1.0},
@@ -82,6 +90,7 @@ inline constexpr std::array<CoefficientInfo, 15> coefficient_table() {
       {"launch_overhead_us", &Coefficients::launch_overhead_us, 0.0, 1e3},
       {"l2_capacity_fraction", &Coefficients::l2_capacity_fraction, 0.01, 1.0},
       {"overlap_exponent", &Coefficients::overlap_exponent, 1.0, 64.0},
+      {"tensor_efficiency", &Coefficients::tensor_efficiency, 0.01, 1.0},
   }};
 }
 

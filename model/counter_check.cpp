@@ -31,6 +31,7 @@ double model_value(CounterTerm term, const Prediction& p) {
     case CounterTerm::SharedStIdeal: return c.smem_store_ideal;
     case CounterTerm::Ffma: return c.ffma;
     case CounterTerm::Xu: return c.exp;
+    case CounterTerm::Mma: return c.mma;
   }
   return 0;
 }
@@ -79,6 +80,8 @@ const std::vector<CounterTermInfo>& counter_terms() {
        "FFMA per tile x visits + epilogue", false, nullptr},
       {CounterTerm::Xu, "xu", "smsp__thread_inst_executed_pipe_xu_pred_on.sum", nullptr,
        "exp per tile x visits + epilogue 1/l", false, nullptr},
+      {CounterTerm::Mma, "mma", kTensorInstructionsMetric, nullptr,
+       "mma.sync per tile x computing (warp, tile) pairs / warps", false, nullptr, /*optional=*/true},
   };
   return terms;
 }
@@ -130,12 +133,16 @@ ErrorSummary summarize_errors(const std::string& group, const std::vector<const 
 CounterCheck check_counters(const std::vector<CounterObservation>& observations, const GpuSpec& gpu,
                             const Coefficients& k) {
   CounterCheck out;
-  for (const CounterTermInfo& t : counter_terms()) out.terms.push_back(TermCheck{t, {}, {}, {}});
+  for (const CounterTermInfo& t : counter_terms()) out.terms.push_back(TermCheck{t, {}, {}, {}, 0});
   ConfigCatalog catalog;
   for (const CounterObservation& o : observations) {
     if (o.counters.empty()) continue;
     const std::string label = o.config.name() + " on " + o.workload_name;
     if (auto why = config_rejection(o.config, o.workload)) {
+      out.skipped.push_back(label + ": " + *why);
+      continue;
+    }
+    if (auto why = instruction_set_refusal(o.config, gpu)) {
       out.skipped.push_back(label + ": " + *why);
       continue;
     }
@@ -148,7 +155,8 @@ CounterCheck check_counters(const std::vector<CounterObservation>& observations,
       const std::optional<double> value = counter(o, tc.info.metric), minus = counter(o, tc.info.minus),
                                   reference = counter(o, tc.info.relative_to);
       if (!value || (tc.info.minus && !minus) || (tc.info.relative_to && !reference)) {
-        out.skipped.push_back(label + ": a metric of term " + tc.info.name + " is missing");
+        ++tc.missing;
+        if (!tc.info.optional) out.skipped.push_back(label + ": a metric of term " + tc.info.name + " is missing");
         continue;
       }
       const double measured = *value - minus.value_or(0.0);

@@ -1,6 +1,6 @@
 // The model's counts, term by term, against the CUPTI counters a profile recorded for the same
 // (workload, config): DRAM bytes read and written, L2 bytes, shared-memory wavefronts and bank
-// conflicts by op, FFMA and XU thread instructions. Each term says which model quantity it
+// conflicts by op, FFMA and XU thread instructions, tensor-core (HMMA) warp instructions. Each term says which model quantity it
 // compares with which metric; docs/counters.md ("Per-term check against the model") says which
 // terms are exact and why the others are not. Host-only: the caller reads the profile.
 #pragma once
@@ -36,7 +36,13 @@ enum class CounterTerm {
   SharedStIdeal,   // st wavefronts - st conflicts       vs the store sites' conflict-free wavefronts
   Ffma,            // sm__sass_thread_inst_executed_op_ffma_pred_on.sum  vs counts.ffma
   Xu,              // smsp__thread_inst_executed_pipe_xu_pred_on.sum     vs counts.exp
+  Mma,             // sm__inst_executed_pipe_tensor_op_hmma.sum          vs counts.mma (warp-level)
 };
+
+// The CUPTI metric of the tensor-pipe term: warp-level HMMA instructions, which on sm_80 and
+// sm_90 include mma.sync m16n8k8 .tf32 (SASS HMMA.1688.F32.TF32). One place to change it; the
+// tuner collects it (CuptiProfiler::default_metrics).
+inline constexpr const char* kTensorInstructionsMetric = "sm__inst_executed_pipe_tensor_op_hmma.sum";
 
 struct CounterTermInfo {
   CounterTerm term;
@@ -48,6 +54,9 @@ struct CounterTermInfo {
   // Conflict terms: the error is taken relative to the op's measured wavefronts (their share of
   // the traffic), since a conflict-free layout measures a few hundred conflicts or none at all.
   const char* relative_to;  // metric of the denominator; nullptr: the counter value itself
+  // A metric the tuner collects since a later version (mma): profiles tuned before it lack it, so
+  // an observation without it counts in TermCheck::missing instead of CounterCheck::skipped.
+  bool optional = false;
 };
 
 // Every term, in table order.
@@ -77,6 +86,7 @@ struct TermCheck {
   std::vector<CounterPair> pairs;   // observation order
   ErrorSummary all;
   std::vector<ErrorSummary> groups;  // per variant, or per variant/layout for shared terms
+  int missing = 0;                   // observations with counters but without this term's metrics
   // The k pairs with the largest |rel_error|, largest first.
   std::vector<const CounterPair*> worst(int k) const;
 };
@@ -88,7 +98,8 @@ struct CounterCheck {
 
 // Predicts every observation on `gpu` with coefficients `k` and pairs each term's model value with
 // its counter. Observations without counters are skipped silently; a missing metric skips that
-// term of that observation (listed in `skipped`). The observations must outlive the result.
+// term of that observation (counted in TermCheck::missing, and listed in `skipped` unless the term
+// is optional). The observations must outlive the result.
 CounterCheck check_counters(const std::vector<CounterObservation>& observations, const GpuSpec& gpu,
                             const Coefficients& k);
 

@@ -29,6 +29,15 @@ long long floor_sum(long long n, long long m, long long a, long long b) {
   return ans;
 }
 
+// sum_{k=0}^{Tr-1} min(Tc, floor((Br k + last) / Bc) + 1): the K/V tiles that rows up to
+// Br k + last see under causal masking, capped at Tc (last >= 0).
+long long causal_tile_sum(long long Tr, long long Tc, long long Br, long long Bc, long long last) {
+  // The first `uncapped` query tiles stay below Tc: Br k + last < (Tc - 1) Bc.
+  const long long num = (Tc - 1) * Bc - last;
+  const long long uncapped = num <= 0 ? 0 : std::min(Tr, ceil_div(num, Br));
+  return uncapped + floor_sum(uncapped, Bc, Br, last) + (Tr - uncapped) * Tc;
+}
+
 }  // namespace
 
 TileVisits count_tile_visits(const Workload& w, int Br, int Bc) {
@@ -42,11 +51,11 @@ TileVisits count_tile_visits(const Workload& w, int Br, int Bc) {
     last = t.q_tiles;
     t.max_tiles_per_block = t.kv_tiles;
   } else {
-    // Query tile k (0-based) visits f(k) = floor((Br k + Br - 1) / Bc) + 1 tiles, capped at Tc.
-    // The first `uncapped` tiles have f(k) < Tc: Br k + Br - 1 < (Tc - 1) Bc.
+    // Query tile k (0-based) visits f(k) = floor((Br k + Br - 1) / Bc) + 1 tiles, capped at Tc;
+    // the capped ones (f(k) = Tc) visit the last tile.
+    per_batch = causal_tile_sum(t.q_tiles, t.kv_tiles, Br, Bc, Br - 1);
     const long long num = (t.kv_tiles - 1) * Bc - Br + 1;
     const long long uncapped = num <= 0 ? 0 : std::min(t.q_tiles, ceil_div(num, Br));
-    per_batch = uncapped + floor_sum(uncapped, Bc, Br, Br - 1) + (t.q_tiles - uncapped) * t.kv_tiles;
     last = t.q_tiles - uncapped;
     t.max_tiles_per_block = std::min(t.kv_tiles, ((t.q_tiles - 1) * Br + Br - 1) / Bc + 1);
   }
@@ -54,6 +63,17 @@ TileVisits count_tile_visits(const Workload& w, int Br, int Bc) {
   t.last_tile_visits = last * w.B;
   t.mean_tiles_per_block = double(t.visits) / double(t.blocks);
   return t;
+}
+
+long long count_warp_tile_visits(const Workload& w, int Br, int Bc, int rows_per_warp) {
+  const long long Tr = ceil_div(w.N, Br), Tc = ceil_div(w.N, Bc);
+  const int warps = Br / rows_per_warp;
+  if (!w.causal) return warps * Tr * Tc * w.B;
+  // Warp v of query tile k: rows up to Br k + rows_per_warp (v + 1) - 1, which is at most the
+  // block's last row, so its own bound also respects the block's loop bound (kv_tile_count).
+  long long per_batch = 0;
+  for (int v = 0; v < warps; ++v) per_batch += causal_tile_sum(Tr, Tc, Br, Bc, (long long)rows_per_warp * (v + 1) - 1);
+  return per_batch * w.B;
 }
 
 Counts count_work(const Workload& w, const GeometryAnalysis& g) {
@@ -65,22 +85,30 @@ Counts count_work(const Workload& w, const GeometryAnalysis& g) {
 
   c.nominal_flops = w.nominal_flops();
   c.useful_flops = w.causal ? 2.0 * B * N * (N + 1.0) * d : 4.0 * B * N * N * d;
-  c.executed_flops = 4.0 * double(Br) * double(Bc) * d * visits;
-
   // Every visited tile runs the full tile's instructions: masked scores and tail rows are
   // computed and then discarded (warps execute in lockstep), so per-tile counts apply as is.
+  // A kernel whose warps skip fully masked tiles (causal) runs them per (warp, tile) instead:
+  // `compute` is the visits' worth of full-block tiles its warps compute.
+  const bool skip = g.warps_skip_masked_tiles && g.rows_per_warp > 0;
+  const int warps = skip ? Br / g.rows_per_warp : g.warps_per_block;
+  c.warp_tile_visits = skip ? double(count_warp_tile_visits(w, Br, Bc, g.rows_per_warp)) : double(warps) * visits;
+  const double compute = skip ? c.warp_tile_visits / warps : visits;
+  c.executed_flops = 4.0 * double(Br) * double(Bc) * d * compute;
+
   const TileInstructionCounts& t = g.per_kv_tile;
   const double rows = B * N;  // the epilogue normalises each row that exists
-  c.ffma = t.ffma * visits + g.epilogue_ffma_per_row * rows;
-  c.fp32_other = t.fp32_other * visits;
-  c.exp = t.exp * visits + g.epilogue_mufu_per_row * rows;
-  c.shuffles = t.shuffles * visits;
-  c.barriers = t.barriers * visits;
-  c.smem_requests = g.requests_per_kv_tile * visits + g.requests_per_block * blocks;
-  c.smem_wavefronts = g.wavefronts_per_kv_tile * visits + g.wavefronts_per_block * blocks;
-  c.smem_ideal_wavefronts = g.ideal_per_kv_tile * visits + g.ideal_per_block * blocks;
+  c.ffma = t.ffma * compute + g.epilogue_ffma_per_row * rows;
+  c.fp32_other = t.fp32_other * compute;
+  c.exp = t.exp * compute + g.epilogue_mufu_per_row * rows;
+  c.shuffles = t.shuffles * compute;
+  c.int_logic = t.int_logic * compute;
+  c.mma = t.mma * compute;
+  c.barriers = t.barriers * visits;  // the whole block waits, skipping warps too
   for (const SiteAnalysis& s : g.sites) {
-    const double units = s.scope == SiteScope::PerKvTile ? visits : blocks;
+    // cp.async tile copies are the block's, issued before a warp's skip; its fragment reads
+    // (loads) and any stores belong to the compute.
+    const double per_tile = skip && s.op != SmemOp::AsyncCopy ? compute : visits;
+    const double units = s.scope == SiteScope::PerKvTile ? per_tile : blocks;
     double* requests = s.op == SmemOp::Load    ? &c.smem_load_requests
                        : s.op == SmemOp::Store ? &c.smem_store_requests
                                                : &c.smem_async_copy_requests;
@@ -94,7 +122,17 @@ Counts count_work(const Workload& w, const GeometryAnalysis& g) {
     *wavefronts += s.wavefronts * units;
     *ideal += s.ideal * units;
   }
-  c.warp_instructions = (c.ffma + c.fp32_other + c.exp + c.shuffles) / 32.0 + c.smem_requests;
+  if (skip) {
+    c.smem_requests = c.smem_load_requests + c.smem_store_requests + c.smem_async_copy_requests;
+    c.smem_wavefronts = c.smem_load_wavefronts + c.smem_store_wavefronts + c.smem_async_copy_wavefronts;
+    c.smem_ideal_wavefronts = c.smem_load_ideal + c.smem_store_ideal + c.smem_async_copy_ideal;
+  } else {
+    c.smem_requests = g.requests_per_kv_tile * visits + g.requests_per_block * blocks;
+    c.smem_wavefronts = g.wavefronts_per_kv_tile * visits + g.wavefronts_per_block * blocks;
+    c.smem_ideal_wavefronts = g.ideal_per_kv_tile * visits + g.ideal_per_block * blocks;
+  }
+  // mma.sync is one warp instruction each; the integer split one thread instruction per value.
+  c.warp_instructions = (c.ffma + c.fp32_other + c.exp + c.shuffles + c.int_logic) / 32.0 + c.smem_requests + c.mma;
 
   // Tails are masked in global memory: only the rows that exist move. Q and O: each of the
   // N rows once per batch entry. K/V: full tiles, plus the partial last tile's rows.

@@ -21,15 +21,34 @@ struct TileVisits {
 // Query tile i visits K/V tiles j < Tc with j*Bc <= (i+1)*Br - 1 when causal, all Tc otherwise.
 TileVisits count_tile_visits(const Workload& w, int Br, int Bc);
 
+// (warp, K/V tile) pairs that compute, whole grid, for a kernel whose warps each own
+// rows_per_warp consecutive query rows (Br = warps x rows_per_warp) and skip a visited tile whose
+// first key is past their last row (KernelGeometry::warps_skip_masked_tiles): warp w of query
+// tile i computes tile j < Tc when j*Bc <= i*Br + (w+1)*rows_per_warp - 1 (causal); every warp
+// computes every visited tile otherwise. Rows past N compute like the others (no N test in the
+// kernel's skip), so this depends on N only through Tr and Tc. Closed form, O(warps log N).
+long long count_warp_tile_visits(const Workload& w, int Br, int Bc, int rows_per_warp);
+
 struct Counts {
   TileVisits tiles;
   double nominal_flops = 0;   // 4 B N^2 d, halved when causal (the reporting convention)
   double useful_flops = 0;    // 4 d per unmasked (query, key) pair: 4 B N^2 d, or 2 B N (N+1) d causal
-  double executed_flops = 0;  // 4 Br Bc d per visited tile: includes masked and tail work
+  // 4 Br Bc d per visited tile (per computing warp's share where warps skip masked tiles):
+  // includes masked and tail work.
+  double executed_flops = 0;
   // Thread-level instruction counts (a full warp instruction counts 32).
   // exp: exponentials plus the epilogue's reciprocals (MUFU, the XU pipe); ffma includes the
   // epilogue's (GeometryAnalysis::epilogue_*_per_row, once per query row < N).
   double ffma = 0, fp32_other = 0, exp = 0, shuffles = 0;
+  // Integer logic (thread-level): the 3xTF32 split's masks. An issue slot each (docs/model.md).
+  double int_logic = 0;
+  // mma.sync m16n8k8 TF32 instructions, warp-level (kMmaM16n8k8Flops each; sm__inst_executed_
+  // pipe_tensor_op_hmma.sum counts the same).
+  double mma = 0;
+  // (warp, K/V tile) pairs that run the tile's compute: warps x visits, less the tiles causal
+  // masking lets a warp skip (GeometryAnalysis::warps_skip_masked_tiles). The per-tile compute
+  // counts scale with it; barriers and cp.async tile copies (the whole block's) with visits.
+  double warp_tile_visits = 0;
   double barriers = 0;        // __syncthreads, block-level
   double smem_requests = 0, smem_wavefronts = 0, smem_ideal_wavefronts = 0;  // all shared-memory ops
   // The same by op, as Nsight Compute splits them (..._mem_shared_op_ld / _op_st / _op_ldgsts):
@@ -40,7 +59,9 @@ struct Counts {
   double smem_load_requests = 0, smem_load_wavefronts = 0, smem_load_ideal = 0;
   double smem_store_requests = 0, smem_store_wavefronts = 0, smem_store_ideal = 0;
   double smem_async_copy_requests = 0, smem_async_copy_wavefronts = 0, smem_async_copy_ideal = 0;
-  double warp_instructions = 0;  // counted ones: (FP32 + exp + shuffles) / 32 + shared requests
+  // Counted ones: (FP32 + exp + shuffles + integer logic) / 32 + shared requests + mma.
+  double warp_instructions = 0;
+  double mma_flops() const { return mma * kMmaM16n8k8Flops; }
   // Bytes between the SMs and L2: Q read once, O written once, K and V once per visited tile.
   double l2_q_bytes = 0, l2_kv_bytes = 0, l2_o_bytes = 0;
   double l2_bytes() const { return l2_q_bytes + l2_kv_bytes + l2_o_bytes; }

@@ -34,6 +34,11 @@ struct GeometryAnalysis {
   double epilogue_ffma_per_row = 0, epilogue_mufu_per_row = 0;
   long long q_bytes_per_block = 0, o_bytes_per_block = 0, kv_bytes_per_kv_tile = 0;
   bool kv_loads_overlap_compute = false;  // KernelGeometry's: the L2 latency per iteration is hidden
+  // KernelGeometry's: under causal masking a warp (rows_per_warp consecutive query rows) skips a
+  // K/V tile whose first key is past its last row; the per-tile compute counts and the shared
+  // loads and stores then count per warp and tile (model/counts.h, warp_tile_visits).
+  bool warps_skip_masked_tiles = false;
+  int rows_per_warp = 0;
   std::vector<SiteAnalysis> sites;
   // Sums over the sites of each scope.
   double requests_per_kv_tile = 0, wavefronts_per_kv_tile = 0, ideal_per_kv_tile = 0;

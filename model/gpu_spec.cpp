@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kernels/traits/tile_config.h"
+
 namespace flashtune::model {
 namespace {
 
@@ -58,6 +60,18 @@ double positive_number_figure(const json& doc, const std::string& path, const st
   if (!v.is_number()) fail(path, "field '" + key + ".value' must be a number");
   const double x = v.get<double>();
   if (!(x > 0)) fail(path, "field '" + key + ".value' must be positive");
+  return x;
+}
+
+double nonnegative_number_figure(const json& doc, const std::string& path, const std::string& key) {
+  const json& v = figure(doc, path, key);
+  if (!v.is_number()) fail(path, "field '" + key + ".value' must be a number");
+  const double x = v.get<double>();
+  if (!(x >= 0)) {
+    std::ostringstream got;
+    got << x;
+    fail(path, "field '" + key + ".value' must not be negative (got " + got.str() + ")");
+  }
   return x;
 }
 
@@ -126,6 +140,8 @@ GpuSpec load_gpu_spec(const std::string& path) {
   s.fp32_lanes_per_sm = positive_int_figure(doc, path, "fp32_lanes_per_sm");
   s.sfu_ops_per_clock_per_sm = positive_int_figure(doc, path, "sfu_ops_per_clock_per_sm");
   s.warp_schedulers_per_sm = positive_int_figure(doc, path, "warp_schedulers_per_sm");
+  // 0 where the GPU has no TF32 tensor cores (compute capability below 8.0).
+  s.tf32_tensor_flops_per_clock_per_sm = nonnegative_number_figure(doc, path, "tf32_tensor_flops_per_clock_per_sm");
   s.smem_per_sm_bytes = positive_int_figure(doc, path, "shared_memory_per_sm_bytes");
   s.smem_per_block_optin_bytes = positive_int_figure(doc, path, "shared_memory_per_block_optin_bytes");
   s.smem_reserved_per_block_bytes = int_figure(doc, path, "shared_memory_reserved_per_block_bytes");
@@ -149,6 +165,10 @@ GpuSpec load_gpu_spec(const std::string& path) {
   s.l2_bandwidth_gbs = positive_number_figure(doc, path, "l2_bandwidth_gbs");
   s.dram_bandwidth_measured_gbs = optional_number_figure(doc, path, "dram_bandwidth_measured_gbs");
   s.fp32_measured_tflops = optional_number_figure(doc, path, "fp32_measured_tflops");
+  s.tf32_measured_tflops = optional_number_figure(doc, path, "tf32_measured_tflops");
+  if (s.compute_capability() < kTensorCoreMinComputeCapability && s.tf32_tensor_flops_per_clock_per_sm > 0)
+    fail(path, "field 'tf32_tensor_flops_per_clock_per_sm.value' must be 0 below compute capability 8.0 (no TF32 "
+               "tensor cores), the sheet says " + std::to_string(s.cc_major) + "." + std::to_string(s.cc_minor));
   if (s.smem_banks != 32) fail(path, "field 'shared_memory_banks.value' must be 32 (the bank simulator assumes it)");
   return s;
 }

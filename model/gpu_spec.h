@@ -20,6 +20,9 @@ struct GpuSpec {
   int fp32_lanes_per_sm = 0;
   int sfu_ops_per_clock_per_sm = 0;
   int warp_schedulers_per_sm = 0;  // each issues one warp instruction per clock
+  // Dense TF32 tensor-core FLOPs per clock per SM at the datasheet rate (Hopper: the wgmma rate;
+  // mma.sync reaches a fraction of it, Coefficients::tensor_efficiency). 0: no TF32 tensor cores.
+  double tf32_tensor_flops_per_clock_per_sm = 0;
 
   int smem_per_sm_bytes = 0;
   int smem_per_block_optin_bytes = 0;
@@ -46,10 +49,14 @@ struct GpuSpec {
   double l2_bandwidth_gbs = 0;    // estimate (see the file's source string)
   std::optional<double> dram_bandwidth_measured_gbs;
   std::optional<double> fp32_measured_tflops;
+  std::optional<double> tf32_measured_tflops;  // a TF32 tensor-core matrix product (cuBLAS)
 
   double clock_hz() const { return sm_clock_boost_mhz * 1e6; }
   // 2 FLOPs per FFMA lane per clock at the boost clock.
   double fp32_peak_flops() const { return 2.0 * fp32_lanes_per_sm * sm_count * clock_hz(); }
+  // Dense TF32 tensor-core FLOP/s at the boost clock (0: none).
+  double tf32_tensor_peak_flops() const { return tf32_tensor_flops_per_clock_per_sm * sm_count * clock_hz(); }
+  int compute_capability() const { return cc_major * 10 + cc_minor; }  // 90 for "9.0"
   double dram_bytes_per_s() const { return dram_bandwidth_gbs * 1e9; }
   double l2_bytes_per_s() const { return l2_bandwidth_gbs * 1e9; }
   double smem_bytes_per_s() const { return double(smem_bytes_per_clock_per_sm) * sm_count * clock_hz(); }

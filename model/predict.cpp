@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <initializer_list>
+#include <stdexcept>
+#include <string>
 
 #include "model/bank_sim.h"
 #include "model/block_schedule.h"
@@ -12,6 +14,7 @@ namespace flashtune::model {
 const char* pipe_name(Pipe p) {
   switch (p) {
     case Pipe::Fp32: return "fp32";
+    case Pipe::Tensor: return "tensor";
     case Pipe::Sfu: return "sfu";
     case Pipe::Shared: return "shared";
     case Pipe::Issue: return "issue";
@@ -25,6 +28,7 @@ const char* pipe_name(Pipe p) {
 double& PipeTimes::operator[](Pipe p) {
   switch (p) {
     case Pipe::Fp32: return fp32;
+    case Pipe::Tensor: return tensor;
     case Pipe::Sfu: return sfu;
     case Pipe::Shared: return shared;
     case Pipe::Issue: return issue;
@@ -40,7 +44,7 @@ double PipeTimes::operator[](Pipe p) const { return const_cast<PipeTimes&>(*this
 namespace {
 
 struct BlockWork {  // seconds of one mean block at the full SM rate, per SM-local pipe
-  double fp32, sfu, shared, issue;
+  double fp32, tensor, sfu, shared, issue;
 };
 
 // Resident warps needed to keep a pipe busy: latency_warps for instruction pipes; a shared-memory
@@ -53,7 +57,7 @@ struct Saturation {
 };
 
 struct WaveTerms {
-  double fp32, sfu, shared, issue, chain, l2, dram;
+  double fp32, tensor, sfu, shared, issue, chain, l2, dram;
   Pipe chain_bound;  // the part of the chain that dominates (a pipe, or Latency for the stalls)
 };
 
@@ -73,21 +77,23 @@ WaveTerms wave_terms(const BlockWork& b, double k, double n, double warps_per_bl
   WaveTerms t{};
   const double many = k * warps_per_block;
   t.fp32 = k * b.fp32 / sat.instr(many);
+  t.tensor = k * b.tensor;  // no latency stretch: see predict.h
   t.sfu = k * b.sfu / sat.instr(many);
   t.shared = k * b.shared / sat.shared(many);
   t.issue = k * b.issue / sat.instr(many);
   // One block alone: its own warps set the rate of each pipe; then its exposed stalls.
-  const double one[] = {b.fp32 / sat.instr(warps_per_block), b.sfu / sat.instr(warps_per_block),
-                        b.shared / sat.shared(warps_per_block), b.issue / sat.instr(warps_per_block)};
-  const Pipe names[] = {Pipe::Fp32, Pipe::Sfu, Pipe::Shared, Pipe::Issue};
+  const double one[] = {b.fp32 / sat.instr(warps_per_block), b.tensor,
+                        b.sfu / sat.instr(warps_per_block), b.shared / sat.shared(warps_per_block),
+                        b.issue / sat.instr(warps_per_block)};
+  const Pipe names[] = {Pipe::Fp32, Pipe::Tensor, Pipe::Sfu, Pipe::Shared, Pipe::Issue};
   double top = 0;
   t.chain_bound = Pipe::Fp32;
-  for (int i = 0; i < 4; ++i)
+  for (int i = 0; i < 5; ++i)
     if (one[i] > top) {
       top = one[i];
       t.chain_bound = names[i];
     }
-  const double work = soft_max({one[0], one[1], one[2], one[3]}, overlap);
+  const double work = soft_max({one[0], one[1], one[2], one[3], one[4]}, overlap);
   if (stall_s > work) t.chain_bound = Pipe::Latency;
   t.chain = work + stall_s;
   t.l2 = n * l2_per_block_s;
@@ -97,8 +103,21 @@ WaveTerms wave_terms(const BlockWork& b, double k, double n, double warps_per_bl
 
 }  // namespace
 
+std::optional<std::string> instruction_set_refusal(const TileConfig& c, const GpuSpec& gpu) {
+  if (!uses_tensor_cores(c.variant)) return std::nullopt;
+  if (gpu.compute_capability() < kTensorCoreMinComputeCapability)
+    return "needs TF32 tensor cores (compute capability >= " + std::to_string(kTensorCoreMinComputeCapability / 10) +
+           "." + std::to_string(kTensorCoreMinComputeCapability % 10) + "); " + gpu.name + " is " +
+           std::to_string(gpu.cc_major) + "." + std::to_string(gpu.cc_minor);
+  if (!(gpu.tf32_tensor_flops_per_clock_per_sm > 0))
+    return "needs TF32 tensor cores; the spec of " + gpu.name + " (" + gpu.file +
+           ") gives no tf32_tensor_flops_per_clock_per_sm";
+  return std::nullopt;
+}
+
 Prediction predict(const Workload& w, const GeometryAnalysis& g, const GpuSpec& gpu, const Coefficients& c,
                    int registers_per_thread) {
+  if (auto why = instruction_set_refusal(g.config, gpu)) throw std::invalid_argument(g.config.name() + " " + *why);
   Prediction p;
   p.registers_from_profile = registers_per_thread > 0;
   p.registers_per_thread = registers_per_thread > 0 ? registers_per_thread : g.registers_estimate;
@@ -117,6 +136,10 @@ Prediction predict(const Workload& w, const GeometryAnalysis& g, const GpuSpec& 
   const double T = n.tiles.mean_tiles_per_block;
   BlockWork b{};
   b.fp32 = n.fp32_instructions() / blocks / (gpu.fp32_lanes_per_sm * clock * c.fp32_efficiency);
+  // mma.sync at the spec's TF32 rate times the one fitted efficiency (0 for SIMT kernels).
+  b.tensor = n.mma > 0 ? n.mma_flops() / blocks /
+                             (gpu.tf32_tensor_flops_per_clock_per_sm * clock * c.tensor_efficiency)
+                       : 0.0;
   b.sfu = n.exp / blocks / (gpu.sfu_ops_per_clock_per_sm * clock * c.sfu_efficiency);
   b.shared = n.smem_wavefronts / blocks / (gpu.smem_wavefronts_per_clock_per_sm * clock * c.smem_efficiency);
   b.issue = (1.0 + c.issue_overhead) * n.warp_instructions / blocks /
@@ -137,6 +160,7 @@ Prediction predict(const Workload& w, const GeometryAnalysis& g, const GpuSpec& 
     if (count <= 0) return;
     const WaveTerms t = wave_terms(b, k, nblocks, wpb, stall, l2_per_block, dram_per_block, sat, c.overlap_exponent);
     p.pipes.fp32 += count * t.fp32;
+    p.pipes.tensor += count * t.tensor;
     p.pipes.sfu += count * t.sfu;
     p.pipes.shared += count * t.shared;
     p.pipes.issue += count * t.issue;
@@ -146,12 +170,12 @@ Prediction predict(const Workload& w, const GeometryAnalysis& g, const GpuSpec& 
     // The SM pipes overlap in part (soft maximum); a wave cannot beat one block's serial path
     // (the chain, which already holds that block's share of the same pipes, so it is not added
     // to them); L2 and DRAM traffic overlaps the SM's work in part again.
-    const double sm_pipes = soft_max({t.fp32, t.sfu, t.shared, t.issue}, c.overlap_exponent);
+    const double sm_pipes = soft_max({t.fp32, t.tensor, t.sfu, t.shared, t.issue}, c.overlap_exponent);
     const double core = std::max(sm_pipes, t.chain);
     const double wave = soft_max({core, t.l2, t.dram}, c.overlap_exponent);
-    const std::pair<double, Pipe> terms[] = {{t.fp32, Pipe::Fp32},   {t.sfu, Pipe::Sfu},       {t.shared, Pipe::Shared},
-                                             {t.issue, Pipe::Issue}, {t.chain, t.chain_bound}, {t.l2, Pipe::L2},
-                                             {t.dram, Pipe::Dram}};
+    const std::pair<double, Pipe> terms[] = {{t.fp32, Pipe::Fp32},     {t.tensor, Pipe::Tensor}, {t.sfu, Pipe::Sfu},
+                                             {t.shared, Pipe::Shared}, {t.issue, Pipe::Issue},   {t.chain, t.chain_bound},
+                                             {t.l2, Pipe::L2},         {t.dram, Pipe::Dram}};
     const auto* win = &terms[0];
     for (const auto& term : terms)
       if (term.first > win->first) win = &term;

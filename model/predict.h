@@ -2,11 +2,14 @@
 //
 // Per block (mean over the grid; T = mean K/V tiles per block), the SM-local work at full SM rate:
 //   fp32  = T (ffma + other)            / (lanes x clock x fp32_efficiency)
+//   tensor = T mma x 2048 FLOPs         / (TF32 FLOPs per clock x clock x tensor_efficiency)
 //   sfu   = T exp                       / (sfu x clock x sfu_efficiency)
 //   smem  = (T wf_tile + wf_block)      / (wavefronts per clock x clock x smem_efficiency)
 //   issue = (1 + issue_overhead) x warp instructions / (schedulers x clock x issue_efficiency)
 // A pipe runs at full rate only with enough resident warps W:
 //   h(W)        = min(1, W / latency_warps)                      FP32, SFU, issue
+//   (the tensor pipe takes none: each warp issues Bc/8 or d/8 independent mma per k-step, so a
+//    few warps per scheduler keep it fed; tensor_efficiency holds what mma.sync loses)
 //   h_shared(W) = min(1, W x (wavefronts / requests) / shared_latency_warps)
 //                 (a request holds the shared pipe one clock per wavefront, so conflicted or
 //                  16-byte accesses saturate it with fewer warps)
@@ -19,7 +22,7 @@
 //                 exposed load/barrier latency of every K/V iteration; binds at low occupancy)
 //   l2         = n x L2 bytes per block   / (L2 bandwidth x l2_efficiency)
 //   dram       = n x DRAM bytes per block / (DRAM bandwidth x dram_efficiency)
-//   wave time  = smax(max(smax(fp32, sfu, shared, issue), chain), l2, dram)
+//   wave time  = smax(max(smax(fp32, tensor, sfu, shared, issue), chain), l2, dram)
 //                + block_latency_cycles / clock
 //                smax(x) = (sum x_i^p)^(1/p), p = overlap_exponent: pipes overlap in part; the
 //                chain's work part is smax of the one-block pipe terms, and since it holds the
@@ -29,6 +32,7 @@
 // time = (full waves x full-wave time + tail-wave time) x causal imbalance + launch_overhead_us.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "kernels/traits/tile_config.h"
@@ -42,14 +46,14 @@
 
 namespace flashtune::model {
 
-enum class Pipe { Fp32, Sfu, Shared, Issue, L2, Dram, Latency };
-inline constexpr Pipe kAllPipes[] = {Pipe::Fp32, Pipe::Sfu, Pipe::Shared, Pipe::Issue,
+enum class Pipe { Fp32, Tensor, Sfu, Shared, Issue, L2, Dram, Latency };
+inline constexpr Pipe kAllPipes[] = {Pipe::Fp32, Pipe::Tensor, Pipe::Sfu, Pipe::Shared, Pipe::Issue,
                                      Pipe::L2, Pipe::Dram, Pipe::Latency};
 const char* pipe_name(Pipe p);
 
 // Seconds each term contributes, summed over the waves (each as if it alone bound every wave).
 struct PipeTimes {
-  double fp32 = 0, sfu = 0, shared = 0, issue = 0, l2 = 0, dram = 0, latency = 0;
+  double fp32 = 0, tensor = 0, sfu = 0, shared = 0, issue = 0, l2 = 0, dram = 0, latency = 0;
   double& operator[](Pipe p);
   double operator[](Pipe p) const;
 };
@@ -72,7 +76,15 @@ struct Prediction {
   double achieved_flops() const { return time_s > 0 ? counts.nominal_flops / time_s : 0; }
 };
 
-// registers_per_thread <= 0: use the traits' estimate.
+// Why `c` cannot run on `gpu` at all, whatever the occupancy: a tensor-core variant
+// (uses_tensor_cores) on a GPU below compute capability 8.0 or whose spec gives no TF32
+// tensor-core rate. One line without the config's name, e.g. "needs TF32 tensor cores (compute
+// capability >= 8.0); NVIDIA GeForce GTX 1080 is 6.1". rank_configs refuses such configs with it.
+std::optional<std::string> instruction_set_refusal(const TileConfig& c, const GpuSpec& gpu);
+
+// registers_per_thread <= 0: use the traits' estimate. Throws std::invalid_argument with one line,
+// "<config> <instruction_set_refusal>", for a config the GPU cannot run (callers that rank or
+// filter configs check instruction_set_refusal first).
 Prediction predict(const Workload& w, const GeometryAnalysis& g, const GpuSpec& gpu, const Coefficients& k,
                    int registers_per_thread = 0);
 

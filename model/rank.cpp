@@ -8,6 +8,12 @@ Ranking rank_configs(const Workload& w, const std::vector<TileConfig>& configs, 
                      const ModelProfile& profile, ConfigCatalog& catalog) {
   Ranking r;
   for (const TileConfig& c : configs) {
+    // A variant the GPU has no instructions for (tensor cores below cc 8.0) is left out of the
+    // ranking and listed as refused, before predict() would throw for it.
+    if (auto why = instruction_set_refusal(c, gpu)) {
+      r.refused.push_back({c, *why});
+      continue;
+    }
     RankedConfig row;
     row.config = c;
     row.geometry = &catalog.analysis(c);

@@ -28,7 +28,9 @@ struct RefusedConfig {
 
 struct Ranking {
   std::vector<RankedConfig> ranked;    // by predicted time, fastest first; ties keep the input order
-  std::vector<RefusedConfig> refused;  // configs the model says cannot run on this GPU, input order
+  // Configs the model says cannot run on this GPU, input order: no block fits an SM, or the GPU
+  // lacks the variant's instructions (instruction_set_refusal: tensor cores below cc 8.0).
+  std::vector<RefusedConfig> refused;
 };
 
 // Precondition: every config is one its variant accepts (catalog.analysis throws otherwise).

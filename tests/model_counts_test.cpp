@@ -2,6 +2,10 @@
 // against a brute-force walk, and the geometry analysis of a shipped variant's sites.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <string>
+
 #include "kernels/traits/variants.h"
 #include "model/config_catalog.h"
 #include "model/counts.h"
@@ -232,6 +236,92 @@ TEST(Counts, IdealWavefrontsByOp) {
   const double v = double(plain.tiles.visits), blocks = double(plain.tiles.blocks);
   EXPECT_DOUBLE_EQ(plain.smem_store_ideal, v * (2 * 32 + 2 * 8 * 2 * 4) + blocks * 16 * 2 * 4);
   EXPECT_GT(plain.smem_store_wavefronts, plain.smem_store_ideal);  // the S column store is 32-way
+}
+
+// ---- tensor-core family: mma.sync counts ----------------------------------------------------
+
+// The kernel's loop (kernels/mma_tf32.cuh): block q visits t < kv_tile_count (min(Tc, floor(((q+1)Br
+// - 1) / Bc) + 1) when causal), and warp w skips tile t when causal and t Bc > q Br + 16 w + 15.
+// Returns the (block, warp, tile) triples that compute, over the whole grid.
+long long brute_force_warp_tiles(const Workload& w, int Br, int Bc) {
+  const long long Tr = (w.N + Br - 1) / Br, Tc = (w.N + Bc - 1) / Bc;
+  long long n = 0;
+  for (long long q = 0; q < Tr; ++q) {
+    const long long tiles = w.causal ? std::min(Tc, ((q + 1) * Br - 1) / Bc + 1) : Tc;
+    for (int warp = 0; warp < Br / 16; ++warp)
+      for (long long t = 0; t < tiles; ++t)
+        if (!(w.causal && t * Bc > q * Br + 16 * warp + 15)) ++n;
+  }
+  return n * w.B;
+}
+
+// Non-causal: warps x products x (Bc/8 x d/8 QK^T + d/8 x Bc/8 PV) per tile x tiles x blocks.
+TEST(Counts, MmaCountNonCausalIsTheHandFormula) {
+  ConfigCatalog catalog;
+  // N = 1000 is not a multiple of any tile: the tails compute fully.
+  for (const TileConfig& c : {TileConfig{Variant::MmaTf32x3, 64, 64, 32, Layout::Swizzled},
+                              TileConfig{Variant::MmaTf32x1, 64, 128, 64, Layout::Swizzled},
+                              TileConfig{Variant::MmaTf32x3, 128, 32, 64, Layout::Swizzled}}) {
+    SCOPED_TRACE(c.name());
+    const Workload w{7, 1000, c.d, false, 0};
+    const int products = c.variant == Variant::MmaTf32x3 ? 3 : 1;
+    const double warps = c.Br / 16.0, per_tile = warps * products * (c.Bc / 8.0 * c.d / 8.0 * 2);
+    const double tiles = std::ceil(1000.0 / c.Bc), blocks = 7 * std::ceil(1000.0 / c.Br);
+    const Counts n = count_work(w, catalog.analysis(c));
+    EXPECT_DOUBLE_EQ(n.mma, per_tile * tiles * blocks);
+    EXPECT_DOUBLE_EQ(n.warp_tile_visits, warps * tiles * blocks);
+    EXPECT_DOUBLE_EQ(n.mma_flops(), n.mma * 2048);
+    // mma FLOPs = products x the 4 Br Bc d of every executed tile.
+    EXPECT_DOUBLE_EQ(n.mma_flops(), products * n.executed_flops);
+    // The 3xTF32 split's integer masks: one per split value, per lane and tile; none for 1xTF32.
+    const double lanes = 32 * warps, split = 2.0 * c.Bc * c.d / 32 + c.Bc / 2.0 + c.d / 2.0;
+    EXPECT_DOUBLE_EQ(n.int_logic, products == 3 ? lanes * split * tiles * blocks : 0.0);
+    // Each mma is one warp instruction, each integer op a thread instruction.
+    EXPECT_DOUBLE_EQ(n.warp_instructions,
+                     (n.ffma + n.fp32_other + n.exp + n.shuffles + n.int_logic) / 32 + n.smem_requests + n.mma);
+  }
+}
+
+// Causal: warps whose 16 rows all precede a tile's first key skip it; the closed form against
+// the brute-force walk of the kernel's loops, over shapes where Bc < 16, = Br, > Br, and tails.
+TEST(Counts, MmaCountCausalSkipsMaskedWarpTilesLikeTheKernel) {
+  ConfigCatalog catalog;
+  for (const TileConfig& c : {TileConfig{Variant::MmaTf32x3, 64, 64, 32, Layout::Swizzled},
+                              TileConfig{Variant::MmaTf32x3, 64, 32, 128, Layout::Swizzled},
+                              TileConfig{Variant::MmaTf32x1, 64, 128, 64, Layout::Swizzled},
+                              TileConfig{Variant::MmaTf32x3, 32, 128, 32, Layout::Swizzled}}) {
+    for (long long N : {1LL, 15LL, 16LL, 17LL, 100LL, 127LL, 128LL, 129LL, 777LL, 2048LL, 3001LL}) {
+      const Workload w{3, N, c.d, true, 0};
+      SCOPED_TRACE(c.name() + " N=" + std::to_string(N));
+      const GeometryAnalysis& g = catalog.analysis(c);
+      const long long brute = brute_force_warp_tiles(w, c.Br, c.Bc);
+      EXPECT_EQ(count_warp_tile_visits(w, c.Br, c.Bc, 16), brute);
+      const Counts n = count_work(w, g);
+      const int products = c.variant == Variant::MmaTf32x3 ? 3 : 1;
+      EXPECT_DOUBLE_EQ(n.mma, double(brute) * products * (c.Bc / 8 * c.d / 8 * 2));
+      // Skipping only ever removes work: at most every warp of every visited tile.
+      EXPECT_LE(n.warp_tile_visits, double(n.tiles.visits) * (c.Br / 16));
+      // Barriers and the block's cp.async tile copies stay per visited tile.
+      EXPECT_DOUBLE_EQ(n.barriers, double(n.tiles.visits));
+    }
+  }
+  // Non-causal, the same walk gives every warp every tile.
+  const Workload w{2, 333, 64, false, 0};
+  EXPECT_EQ(count_warp_tile_visits(w, 64, 32, 16), brute_force_warp_tiles(w, 64, 32));
+  // A causal grid of many tiles really skips: fewer warp-tiles than warps x visits.
+  const Workload big{1, 4096, 64, true, 0};
+  const Counts n = count_work(big, catalog.analysis({Variant::MmaTf32x3, 64, 128, 32, Layout::Swizzled}));
+  EXPECT_LT(n.warp_tile_visits, 8.0 * double(n.tiles.visits));
+}
+
+// SIMT variants issue no mma and no integer split; their counts do not depend on warp skipping.
+TEST(Counts, SimtVariantsIssueNoMma) {
+  ConfigCatalog catalog;
+  const Workload w{2, 1000, 64, true, 0};
+  const Counts n = count_work(w, catalog.analysis({Variant::RegTile2D, 64, 64, 64, Layout::Swizzled}));
+  EXPECT_EQ(n.mma, 0.0);
+  EXPECT_EQ(n.int_logic, 0.0);
+  EXPECT_DOUBLE_EQ(n.warp_tile_visits, double(n.tiles.visits) * catalog.analysis({Variant::RegTile2D, 64, 64, 64, Layout::Swizzled}).warps_per_block);
 }
 
 }  // namespace

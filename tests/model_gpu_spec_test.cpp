@@ -121,6 +121,57 @@ TEST(GpuSpec, MalformedJsonGivesThePosition) {
   EXPECT_NE(e.find("line 4"), std::string::npos) << e;
 }
 
+// The dense TF32 tensor-core rate: per clock per SM, so peak = rate x SMs x boost clock.
+TEST(GpuSpec, Tf32TensorRateOfEverySheet) {
+  const GpuSpec h200 = find_gpu_spec("h200", kDir);
+  EXPECT_DOUBLE_EQ(h200.tf32_tensor_flops_per_clock_per_sm, 2048);
+  EXPECT_NEAR(h200.tf32_tensor_peak_flops(), 132 * 2048 * 1.98e9, 1e6);  // 535 TFLOP/s
+  ASSERT_TRUE(h200.tf32_measured_tflops.has_value());
+  EXPECT_DOUBLE_EQ(*h200.tf32_measured_tflops, 412);
+  EXPECT_EQ(h200.compute_capability(), 90);
+  EXPECT_DOUBLE_EQ(find_gpu_spec("h100", kDir).tf32_tensor_flops_per_clock_per_sm, 2048);
+  // A100: the whitepaper's 156 TFLOP/s = 108 x 1410 MHz x 1024.
+  const GpuSpec a100 = find_gpu_spec("a100", kDir);
+  EXPECT_DOUBLE_EQ(a100.tf32_tensor_flops_per_clock_per_sm, 1024);
+  EXPECT_NEAR(a100.tf32_tensor_peak_flops(), 156e12, 0.5e12);
+  // RTX 3090: 35.6 TFLOP/s = 82 x 1695 MHz x 256.
+  EXPECT_NEAR(find_gpu_spec("rtx3090", kDir).tf32_tensor_peak_flops(), 35.6e12, 0.1e12);
+  const GpuSpec gtx = find_gpu_spec("gtx1080", kDir);
+  EXPECT_EQ(gtx.tf32_tensor_flops_per_clock_per_sm, 0);
+  EXPECT_EQ(gtx.compute_capability(), 61);
+  EXPECT_FALSE(gtx.tf32_measured_tflops.has_value());
+}
+
+TEST(GpuSpec, Tf32TensorRateMissingOrNegativeIsNamed) {
+  TempDir t;
+  auto doc = shipped("nvidia-a100-sxm-80gb");
+  doc.erase("tf32_tensor_flops_per_clock_per_sm");
+  const std::string missing = t.write("missing.json", doc.dump());
+  EXPECT_EQ(error_of([&] { load_gpu_spec(missing); }), missing + ": missing field 'tf32_tensor_flops_per_clock_per_sm'");
+  doc = shipped("nvidia-a100-sxm-80gb");
+  doc["tf32_tensor_flops_per_clock_per_sm"]["value"] = -1024;
+  const std::string negative = t.write("negative.json", doc.dump());
+  EXPECT_EQ(error_of([&] { load_gpu_spec(negative); }),
+            negative + ": field 'tf32_tensor_flops_per_clock_per_sm.value' must not be negative (got -1024)");
+  doc = shipped("nvidia-a100-sxm-80gb");
+  doc["tf32_tensor_flops_per_clock_per_sm"].erase("source");
+  const std::string unsourced = t.write("unsourced.json", doc.dump());
+  EXPECT_EQ(error_of([&] { load_gpu_spec(unsourced); }),
+            unsourced + ": missing field 'tf32_tensor_flops_per_clock_per_sm.source'");
+  // Pascal with a tensor rate contradicts its compute capability.
+  doc = shipped("nvidia-gtx-1080");
+  doc["tf32_tensor_flops_per_clock_per_sm"]["value"] = 256;
+  const std::string pascal = t.write("pascal.json", doc.dump());
+  const std::string e = error_of([&] { load_gpu_spec(pascal); });
+  EXPECT_EQ(e.rfind(pascal + ": field 'tf32_tensor_flops_per_clock_per_sm.value' must be 0 below compute capability 8.0", 0), 0u) << e;
+  EXPECT_EQ(e.find('\n'), std::string::npos);
+  // The measured figure is optional, and positive when present.
+  doc = shipped("nvidia-h200");
+  doc["tf32_measured_tflops"]["value"] = 0;
+  const std::string zero = t.write("zero.json", doc.dump());
+  EXPECT_EQ(error_of([&] { load_gpu_spec(zero); }), zero + ": field 'tf32_measured_tflops.value' must be positive");
+}
+
 TEST(GpuSpec, MissingFileIsNamed) {
   EXPECT_EQ(error_of([] { load_gpu_spec("/nonexistent/g.json"); }), "/nonexistent/g.json: cannot open file");
 }

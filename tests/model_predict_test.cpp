@@ -2,7 +2,11 @@
 // the roofline, the DRAM rule) and the directions the model must get right.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "kernels/traits/variants.h"
 #include "model/baselines.h"
@@ -10,6 +14,7 @@
 #include "model/memory_traffic.h"
 #include "model/predict.h"
 #include "model/profile.h"
+#include "model/rank.h"
 
 namespace flashtune::model {
 namespace {
@@ -114,7 +119,18 @@ TEST_F(PredictShipped, NeverBeatsTheRooflineAndReportsEverything) {
       SCOPED_TRACE(c.name());
       const Prediction p = run(c, w);
       ASSERT_TRUE(p.refusal.empty()) << p.refusal;
-      EXPECT_GT(p.time_s, roofline_time(w, h200).time_s);
+      // The roofline baseline is the FP32 SIMT one; a tensor-core config may beat it (mma_1xtf32
+      // does) but never its own roof: its mma FLOPs (products x useful) at the spec's dense TF32
+      // rate, or the compulsory DRAM traffic.
+      if (uses_tensor_cores(c.variant)) {
+        const double products = c.variant == Variant::MmaTf32x3 ? 3 : 1;
+        EXPECT_GT(p.time_s, std::max(products * p.counts.useful_flops / h200.tf32_tensor_peak_flops(),
+                                     roofline_time(w, h200).dram_s));
+        EXPECT_GT(p.pipes.tensor, 0);
+      } else {
+        EXPECT_GT(p.time_s, roofline_time(w, h200).time_s);
+        EXPECT_EQ(p.pipes.tensor, 0);
+      }
       EXPECT_GT(p.occupancy.blocks_per_sm, 0);
       EXPECT_GE(p.waves.waves, 1);
       EXPECT_GT(p.intensity_l2, 0);
@@ -183,6 +199,103 @@ TEST_F(PredictShipped, RefusesABlockTheGpuCannotHold) {
   const Prediction p = predict({1, 1024, 128, false, 0}, catalog.analysis({Variant::RowSmem, 128, 64, 32, Layout::Plain}),
                                gtx, Coefficients{});
   EXPECT_NE(p.refusal.find("49152"), std::string::npos) << p.refusal;
+}
+
+// ---- tensor cores ------------------------------------------------------------------------
+
+// t22 (B = 500, N = 2048, d = 64) on the H200: the tensor pipe binds the 3xTF32 kernel, within
+// the ceilings: at most the anchors' 3xTF32 ceiling (a third of the measured 412 TFLOP/s TF32
+// matrix product), at least 30 TFLOP/s (measured 67.5).
+TEST_F(PredictShipped, TensorPipeBoundsTheThreeProductKernelOnT22) {
+  const Workload t22{500, 2048, 64, false, 0};
+  const TileConfig c{Variant::MmaTf32x3, 64, 64, 64, Layout::Swizzled};
+  const Prediction p = run(c, t22);
+  const double tflops = p.achieved_flops() / 1e12;
+  EXPECT_GT(tflops, 30.0);
+  EXPECT_LT(tflops, 137.0);
+  EXPECT_EQ(p.bound, Pipe::Tensor);
+  EXPECT_STREQ(pipe_name(Pipe::Tensor), "tensor");
+  // The tensor term: mma FLOPs at the spec rate times the efficiency, per SM.
+  const Coefficients k;
+  const double tensor_s = p.counts.mma_flops() /
+                          (h200.tf32_tensor_flops_per_clock_per_sm * h200.sm_count * h200.clock_hz() * k.tensor_efficiency);
+  EXPECT_NEAR(p.pipes.tensor, tensor_s, 0.05 * tensor_s);  // waves: the tail wave's SMs idle a little
+  EXPECT_GE(p.time_s, p.pipes.tensor);
+  // Halving the efficiency makes it about twice as slow; the SIMT pipes do not move.
+  Coefficients slow;
+  slow.tensor_efficiency = 0.5 * k.tensor_efficiency;
+  const Prediction q = run(c, t22, slow);
+  EXPECT_NEAR(q.pipes.tensor, 2 * p.pipes.tensor, 1e-9 * p.pipes.tensor);
+  EXPECT_GT(q.time_s, 1.8 * p.time_s);
+  EXPECT_DOUBLE_EQ(q.pipes.fp32, p.pipes.fp32);
+  // One product per mma: a third of the mma, faster, above the 3xTF32 kernel.
+  const Prediction one = run({Variant::MmaTf32x1, 64, 64, 64, Layout::Swizzled}, t22);
+  EXPECT_DOUBLE_EQ(one.counts.mma * 3, p.counts.mma);
+  EXPECT_LT(one.time_s, p.time_s);
+  EXPECT_GT(one.achieved_flops(), p.achieved_flops());
+}
+
+// SIMT configs are untouched by the tensor efficiency (no mma: the tensor term is 0).
+TEST_F(PredictShipped, TensorEfficiencyDoesNotMoveSimtPredictions) {
+  const Workload t10{10, 2048, 64, false, 0};
+  Coefficients k;
+  k.tensor_efficiency = 0.05;
+  for (const TileConfig& c : {TileConfig{Variant::RegTile2D, 64, 64, 64, Layout::Swizzled},
+                              TileConfig{Variant::RowReg, 64, 64, 32, Layout::Plain}}) {
+    EXPECT_EQ(run(c, t10).time_s, run(c, t10, k).time_s) << c.name();
+    EXPECT_EQ(run(c, t10).pipes.tensor, 0.0) << c.name();
+  }
+}
+
+// A GPU without TF32 tensor cores (Pascal, cc 6.1): predicting a tensor-core config throws one
+// line naming the config and the GPU; rank_configs lists it as refused and ranks the rest.
+TEST_F(PredictShipped, PascalRefusesTensorCoreConfigs) {
+  const GpuSpec gtx = spec("nvidia-gtx-1080");
+  const TileConfig c{Variant::MmaTf32x3, 64, 64, 64, Layout::Swizzled};
+  ASSERT_TRUE(instruction_set_refusal(c, gtx).has_value());
+  EXPECT_FALSE(instruction_set_refusal(c, h200).has_value());
+  EXPECT_FALSE(instruction_set_refusal({Variant::RowReg, 64, 64, 32, Layout::Plain}, gtx).has_value());
+  std::string message;
+  try {
+    predict({1, 1024, 64, false, 0}, catalog.analysis(c), gtx, Coefficients{});
+  } catch (const std::invalid_argument& e) {
+    message = e.what();
+  }
+  EXPECT_EQ(message,
+            "mma_3xtf32/d64/br64xbc64/swizzled needs TF32 tensor cores (compute capability >= 8.0); "
+            "NVIDIA GeForce GTX 1080 is 6.1");
+  EXPECT_EQ(message.find('\n'), std::string::npos);
+  // A cc >= 8.0 spec without a TF32 rate refuses too.
+  GpuSpec none = h200;
+  none.tf32_tensor_flops_per_clock_per_sm = 0;
+  ASSERT_TRUE(instruction_set_refusal(c, none).has_value());
+  EXPECT_NE(instruction_set_refusal(c, none)->find("tf32_tensor_flops_per_clock_per_sm"), std::string::npos);
+  EXPECT_THROW(predict({1, 1024, 64, false, 0}, catalog.analysis(c), none, Coefficients{}), std::invalid_argument);
+}
+
+TEST_F(PredictShipped, RankConfigsLeavesTensorCoreConfigsOutOnPascalOnly) {
+  const Workload w{8, 1024, 64, false, 0};
+  std::vector<TileConfig> configs;
+  for (const TileConfig& c : compiled_tile_configs())
+    if (!config_rejection(c, w)) configs.push_back(c);
+  std::size_t tensor = 0;
+  for (const TileConfig& c : configs) tensor += uses_tensor_cores(c.variant);
+  ASSERT_GT(tensor, 0u);
+  auto count_tc = [](const auto& rows) {
+    std::size_t n = 0;
+    for (const auto& r : rows) n += uses_tensor_cores(r.config.variant);
+    return n;
+  };
+  const Ranking pascal = rank_configs(w, configs, spec("nvidia-gtx-1080"), ModelProfile{}, catalog);
+  EXPECT_EQ(count_tc(pascal.ranked), 0u);
+  EXPECT_EQ(count_tc(pascal.refused), tensor);
+  for (const RefusedConfig& r : pascal.refused)
+    if (uses_tensor_cores(r.config.variant))
+      EXPECT_EQ(r.reason, "needs TF32 tensor cores (compute capability >= 8.0); NVIDIA GeForce GTX 1080 is 6.1");
+  EXPECT_FALSE(pascal.ranked.empty());  // the SIMT configs that fit still rank
+  const Ranking hopper = rank_configs(w, configs, h200, ModelProfile{}, catalog);
+  EXPECT_EQ(count_tc(hopper.ranked), tensor);
+  EXPECT_EQ(count_tc(hopper.refused), 0u);
 }
 
 }  // namespace

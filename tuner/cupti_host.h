@@ -60,7 +60,7 @@ class CuptiHost {
   std::optional<std::string> metric_problem(const std::string& metric) const;
 
   // The config image for all `metrics` together (given in one call so that CUPTI packs them into
-  // as few passes as it can: the 11 default metrics need 3 passes on GH100, 11 when added one by
+  // as few passes as it can: the 12 default metrics need 3 passes on GH100, 12 when added one by
   // one). CUPTI accumulates metrics in the host object, so this may be called once per CuptiHost;
   // a second call throws std::logic_error. Throws CuptiError for an unknown metric.
   CuptiConfigImage config_image(const std::vector<std::string>& metrics);

@@ -10,6 +10,7 @@
 #include <optional>
 #include <utility>
 
+#include "model/counter_check.h"  // kTensorInstructionsMetric: the metric name the check reads
 #include "tuner/cupti_host.h"
 #include "tuner/device_check.h"
 #include "tuner/timing_harness.h"
@@ -292,6 +293,7 @@ std::vector<std::string> CuptiProfiler::default_metrics() {
       "sm__warps_active.avg.pct_of_peak_sustained_active",
       "sm__sass_thread_inst_executed_op_ffma_pred_on.sum",
       "smsp__thread_inst_executed_pipe_xu_pred_on.sum",
+      model::kTensorInstructionsMetric,  // mma.sync warp instructions (tensor-core variants)
   };
 }
 
