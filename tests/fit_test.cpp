@@ -2,6 +2,7 @@
 // recovery of known coefficients from times the model itself produced, the guards on bad input.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -88,6 +89,68 @@ TEST(CoefficientFit, RecoversCoefficientsTheTimesWereMadeWith) {
   EXPECT_NEAR(r.coefficients.launch_overhead_us, 5.0, 0.2);
   // The fixed ones are untouched.
   EXPECT_EQ(r.coefficients.dram_efficiency, model::Coefficients{}.dram_efficiency);
+}
+
+// The synthetic profile holds the tensor-core configs at d = 64: the fit recovers the tensor
+// efficiency their times were made with, beside an FP32 one.
+TEST(CoefficientFit, RecoversTheTensorEfficiency) {
+  model::Coefficients truth;
+  truth.tensor_efficiency = 0.27;
+  truth.fp32_efficiency = 0.7;
+  const FitDataset ds = make_fit_dataset(synthetic_profile(truth), "synthetic", h200());
+  ASSERT_TRUE(coefficient_informed("tensor_efficiency", ds.all()));
+  const FitResult r = fit_coefficients(ds.all(), ds.gpu, model::Coefficients{}, {"tensor_efficiency", "fp32_efficiency"});
+  EXPECT_TRUE(r.uninformed.empty());
+  EXPECT_LT(r.rms_log_end, 1e-3) << r.status;
+  EXPECT_NEAR(r.coefficients.tensor_efficiency, 0.27, 0.01);
+  EXPECT_NEAR(r.coefficients.fp32_efficiency, 0.7, 0.01);
+}
+
+// Without a tensor-core measurement the data says nothing about tensor_efficiency: it keeps its
+// start value and is reported, the others fit as before; asked for alone, it is an error.
+TEST(CoefficientFit, TensorEfficiencyStaysWithoutTensorCorePoints) {
+  model::Coefficients truth;
+  truth.fp32_efficiency = 0.7;
+  const FitDataset ds = make_fit_dataset(synthetic_profile(truth), "synthetic", h200());
+  std::vector<const FitPoint*> simt;
+  for (const FitPoint* p : ds.all())
+    if (!uses_tensor_cores(p->c.variant)) simt.push_back(p);
+  ASSERT_LT(simt.size(), ds.points.size());
+  EXPECT_FALSE(coefficient_informed("tensor_efficiency", simt));
+  EXPECT_TRUE(coefficient_informed("fp32_efficiency", simt));
+  const std::vector<std::string> free = default_free_coefficients();
+  ASSERT_NE(std::find(free.begin(), free.end(), "tensor_efficiency"), free.end());
+  const FitResult r = fit_coefficients(simt, ds.gpu, model::Coefficients{}, {"fp32_efficiency", "tensor_efficiency"});
+  EXPECT_EQ(r.free, std::vector<std::string>{"fp32_efficiency"});
+  EXPECT_EQ(r.uninformed, std::vector<std::string>{"tensor_efficiency"});
+  EXPECT_EQ(r.coefficients.tensor_efficiency, model::Coefficients{}.tensor_efficiency);
+  EXPECT_NEAR(r.coefficients.fp32_efficiency, 0.7, 0.01);
+  try {
+    fit_coefficients(simt, ds.gpu, model::Coefficients{}, {"tensor_efficiency"});
+    FAIL() << "expected an error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()), "no coefficient to fit (tensor_efficiency: no measurement of a kernel that uses it)");
+  }
+}
+
+// A profile checked against a GPU without tensor cores leaves the tensor-core measurements out,
+// each with the model's reason.
+TEST(FitDataset, TensorCoreMeasurementsOnPascalAreSkipped) {
+  const Profile p = synthetic_profile({});
+  const model::GpuSpec gtx = model::find_gpu_spec("nvidia-gtx-1080", FLASHTUNE_TEST_GPU_DIR);
+  const FitDataset ds = make_fit_dataset(p, "synthetic", gtx);
+  std::size_t tensor = 0, skipped_tensor = 0;
+  for (const Measurement& m : p.measurements) tensor += m.config.rfind("mma_", 0) == 0;
+  for (const std::string& s : ds.skipped)
+    if (s.find("mma_") != std::string::npos) {
+      ++skipped_tensor;
+      EXPECT_NE(s.find("needs TF32 tensor cores (compute capability >= 8.0); NVIDIA GeForce GTX 1080 is 6.1"),
+                std::string::npos) << s;
+    }
+  ASSERT_GT(tensor, 0u);
+  EXPECT_EQ(skipped_tensor, tensor);
+  for (const FitPoint& pt : ds.points) EXPECT_FALSE(uses_tensor_cores(pt.c.variant)) << pt.config;
+  EXPECT_FALSE(ds.points.empty());
 }
 
 TEST(CoefficientFit, HeldOutWorkloadsArePredictedByFoldsThatNeverSawThem) {

@@ -168,7 +168,12 @@ TEST(ShippedProfile, OtherProfilesHoldTheSamePairs) {
   EXPECT_EQ(pairs_of(h100), pairs_of(h200()));
   const Profile run2 = load_profile(source_file("docs/results/nvidia-h200-run2-x2.json"));
   EXPECT_EQ(run2.gpu.spec, "nvidia-h200");
-  EXPECT_EQ(pairs_of(run2), pairs_of(h200()));
+  // The second H200 run predates the tensor-core family (swept into the main profiles in
+  // 03d4976): it holds exactly the main profile's SIMT pairs.
+  std::set<PairKey> simt;
+  for (const PairKey& k : pairs_of(h200()))
+    if (k.second.rfind("mma_", 0) != 0) simt.insert(k);
+  EXPECT_EQ(pairs_of(run2), simt);
   for (const Profile* p : {&h100, &run2})
     for (const auto& [pair, n] : pair_counts(*p)) EXPECT_EQ(n, 1) << pair.first << " " << pair.second;
 }
