@@ -42,19 +42,15 @@ class ShippedH200Profile : public ::testing::Test {
       if (std::string(t.info.name) == name) return t;
     throw std::logic_error(std::string("no term ") + name);
   }
-  // Every pair of `name` within `tolerance` (relative); lists the first offenders. simt_only:
-  // only the 1525 pairs of the SIMT variants.
-  static void expect_all_within(const char* name, double tolerance, bool simt_only = false) {
+  // Every pair of `name` within `tolerance` (relative); lists the first offenders.
+  static void expect_all_within(const char* name, double tolerance) {
     const TermCheck& t = term(name);
     EXPECT_EQ(t.pairs.size(), 1915u) << name;
-    int bad = 0, checked = 0;
+    int bad = 0;
     for (const CounterPair& p : t.pairs) {
-      if (simt_only && uses_tensor_cores(p.observation->config.variant)) continue;
-      ++checked;
       if (!(std::fabs(p.rel_error()) <= tolerance) && ++bad <= 5)
         ADD_FAILURE() << name << " off by " << p.rel_error() << ": " << label(p);
     }
-    EXPECT_EQ(checked, simt_only ? 1525 : 1915) << name;
     EXPECT_EQ(bad, 0) << name << ": pairs outside " << tolerance;
   }
   static std::vector<CounterObservation>* observations_;
@@ -68,46 +64,30 @@ TEST_F(ShippedH200Profile, EveryMeasurementIsChecked) {
   EXPECT_TRUE(check_->skipped.empty()) << check_->skipped.front();
 }
 
-// The profile was tuned before the tuner collected the tensor-pipe metric: the mma term has no
-// pair, counts every observation as missing, and skips nothing else.
-TEST_F(ShippedH200Profile, MmaTermIsMissingNotSkipped) {
+// The tensor-core pairs were measured with the tensor-pipe metric (sm__inst_executed_pipe_tensor_op_hmma):
+// the model's mma count is exact on all 390, causal included (warps skipping fully masked tiles).
+// The 1525 SIMT pairs were tuned before the metric was collected: missing there, nothing skipped.
+TEST_F(ShippedH200Profile, MmaCountIsExactAgainstTheTensorPipeCounter) {
   const TermCheck& t = term("mma");
-  EXPECT_TRUE(t.pairs.empty());
-  EXPECT_EQ(t.missing, 1915);
-  EXPECT_EQ(t.all.n, 0);
-  for (const TermCheck& other : check_->terms)
+  EXPECT_EQ(t.pairs.size(), 390u);
+  EXPECT_EQ(t.missing, 1525);
+  for (const CounterPair& p : t.pairs) {
+    EXPECT_TRUE(uses_tensor_cores(p.observation->config.variant)) << label(p);
+    EXPECT_GT(p.measured, 0) << label(p);
+    EXPECT_DOUBLE_EQ(p.model, p.measured) << label(p);
+  }
+  for (const TermCheck& other : check_->terms) {
     if (std::string(other.info.name) != "mma") EXPECT_EQ(other.missing, 0) << other.info.name;
+  }
 }
 
 // Exact: the loop structure plus the compiled code's fused FFMAs and epilogue (model/compiled_instructions.h).
-// Largest measured deviation: FFMA 0, XU 1.8e-5 (regtile_2d at N = 777). XU holds for the
+// Largest measured deviation: FFMA 0, XU 1.8e-5 (regtile_2d at N = 777). Both hold for the
 // tensor-core family too, causal included: its warps skip fully masked tiles, and the model
-// counts their exps per (warp, tile) (model/counts.h, count_warp_tile_visits).
+// counts their work per (warp, tile) (model/counts.h, count_warp_tile_visits).
 TEST_F(ShippedH200Profile, FfmaAndXuInstructionsAreExact) {
-  expect_all_within("ffma", 1e-4, /*simt_only=*/true);
+  expect_all_within("ffma", 1e-4);
   expect_all_within("xu", 1e-4);
-}
-
-// The tensor-core measurements were taken at 304d19a, whose kernel computed exp2's argument as
-// fmaf(s, scale log2 e, -m): one FFMA per score, Bc / 2 per lane and computed tile. c0e7a41
-// reverted that (Q pre-scaled again) and the traits count the current kernel, so the counter
-// exceeds the model by exactly those FFMAs on every pair, causal ones included. When the
-// family is swept again this offset disappears: then check mma_* in
-// FfmaAndXuInstructionsAreExact instead.
-TEST_F(ShippedH200Profile, TensorCoreFfmaDiffersOnlyByTheRevertedScaleFold) {
-  ConfigCatalog catalog;
-  int n = 0;
-  for (const CounterPair& p : term("ffma").pairs) {
-    const CounterObservation& o = *p.observation;
-    if (!uses_tensor_cores(o.config.variant)) continue;
-    ++n;
-    const GeometryAnalysis& g = catalog.analysis(o.config);
-    const Counts c = count_work(o.workload, g);
-    const double computed_tiles = c.warp_tile_visits / g.warps_per_block;  // full-block tiles' worth
-    const double folded = double(g.threads_per_block) * o.config.Bc / 2.0 * computed_tiles;
-    EXPECT_NEAR(p.measured, p.model + folded, 1e-6 * p.measured) << label(p);
-  }
-  EXPECT_EQ(n, 390);
 }
 
 // Conflict-free wavefronts (ncu: wavefronts - bank conflicts) are a property of each access's
@@ -119,11 +99,12 @@ TEST_F(ShippedH200Profile, ConflictFreeWavefrontsMatchTheGeometry) {
   expect_all_within("shared_ld_ideal", 0.02);
 }
 
-// Load wavefronts and conflicts within 5% (largest 2.8%: conflicts between warps that ncu counts
-// and the per-instruction simulation cannot see).
-TEST_F(ShippedH200Profile, LoadWavefrontsAndConflictsWithinFivePercent) {
-  expect_all_within("shared_ld_wavefronts", 0.05);
-  expect_all_within("shared_ld_conflicts", 0.05);
+// Load wavefronts and conflicts within 6% (largest 5.1%: mma_3xtf32 d32 32x64 swizzled on t11,
+// conflicts between warps that ncu counts and the per-instruction simulation cannot see; 2.8% for
+// the SIMT variants).
+TEST_F(ShippedH200Profile, LoadWavefrontsAndConflictsWithinSixPercent) {
+  expect_all_within("shared_ld_wavefronts", 0.06);
+  expect_all_within("shared_ld_conflicts", 0.06);
 }
 
 // Store wavefronts: the counter adds conflicts with the other warps' traffic (up to 24% for
