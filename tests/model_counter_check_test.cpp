@@ -77,7 +77,9 @@ TEST_F(ShippedH200Profile, MmaCountIsExactAgainstTheTensorPipeCounter) {
     EXPECT_DOUBLE_EQ(p.model, p.measured) << label(p);
   }
   for (const TermCheck& other : check_->terms) {
-    if (std::string(other.info.name) != "mma") EXPECT_EQ(other.missing, 0) << other.info.name;
+    if (std::string(other.info.name) != "mma") {
+      EXPECT_EQ(other.missing, 0) << other.info.name;
+    }
   }
 }
 
