@@ -22,7 +22,7 @@ namespace {
 struct FitOptions {
   std::string profile, free, residuals;
   std::vector<std::string> cross;
-  std::string cv = "both";
+  std::string cv = "all";
   bool no_write = false, json = false, quiet = false;
 };
 
@@ -39,10 +39,11 @@ int fit_command(const FitOptions& o) {
   fo.profile = o.profile;
   fo.spec_dir = model::default_gpu_spec_dir();
   if (!o.free.empty()) fo.free = split_commas(o.free);
-  if (o.cv != "both" && o.cv != "workload" && o.cv != "variant" && o.cv != "none")
-    throw CommandError{kExitUsage, "--cv '" + o.cv + "' (known: both, workload, variant, none)"};
-  fo.cv_workload = o.cv == "both" || o.cv == "workload";
-  fo.cv_variant = o.cv == "both" || o.cv == "variant";
+  if (o.cv != "all" && o.cv != "both" && o.cv != "workload" && o.cv != "variant" && o.cv != "family" && o.cv != "none")
+    throw CommandError{kExitUsage, "--cv '" + o.cv + "' (known: all, both, workload, variant, family, none)"};
+  fo.cv_workload = o.cv == "all" || o.cv == "both" || o.cv == "workload";
+  fo.cv_variant = o.cv == "all" || o.cv == "both" || o.cv == "variant";
+  fo.cv_family = o.cv == "all" || o.cv == "family";
   fo.cross_profiles = o.cross;
   fit::FitRun r;
   try {
@@ -80,7 +81,9 @@ void register_fit(CLI::App& app) {
   sub->add_option("--profile", o->profile, "Measured profile (profiles/<gpu>.json); the coefficients are written into it")
       ->required();
   sub->add_option("--free", o->free, "Comma-separated coefficients to fit (default: the 9 of docs/fit.md)");
-  sub->add_option("--cv", o->cv, "Cross-validation: both (default), workload, variant or none");
+  sub->add_option("--cv", o->cv,
+                  "Cross-validation: all (default: workload, variant and family), both (workload and variant), "
+                  "workload, variant, family (tensor-core against SIMT) or none");
   sub->add_option("--cross", o->cross, "Other GPUs' profiles to predict with the fitted coefficients");
   sub->add_option("--residuals", o->residuals, "Write every point's measured and predicted times (CSV)");
   sub->add_flag("--no-write", o->no_write, "Report only; leave the profile as it is");

@@ -10,7 +10,12 @@ namespace flashtune::fit {
 namespace {
 
 std::string group_of(const FitPoint& p, Holdout by) {
-  return by == Holdout::Workload ? p.workload : std::string(variant_name(p.c.variant));
+  switch (by) {
+    case Holdout::Workload: return p.workload;
+    case Holdout::Variant: return variant_name(p.c.variant);
+    case Holdout::Family: return family_of(p.c.variant);
+  }
+  return "?";
 }
 
 ScoredPoint scored(const FitPoint& p, double predicted_s) {
@@ -19,7 +24,16 @@ ScoredPoint scored(const FitPoint& p, double predicted_s) {
 
 }  // namespace
 
-const char* holdout_name(Holdout h) { return h == Holdout::Workload ? "workload" : "variant"; }
+const char* holdout_name(Holdout h) {
+  switch (h) {
+    case Holdout::Workload: return "workload";
+    case Holdout::Variant: return "variant";
+    case Holdout::Family: return "family";
+  }
+  return "?";
+}
+
+const char* family_of(Variant v) { return uses_tensor_cores(v) ? "tensor-core" : "simt"; }
 
 const char* predictor_name(Predictor p) {
   switch (p) {

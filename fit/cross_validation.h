@@ -1,5 +1,5 @@
-// Held-out accuracy: the coefficients are fitted without a group (one workload, or one kernel
-// variant) and the group is predicted with them, for every group in turn. The baselines have no
+// Held-out accuracy: the coefficients are fitted without a group (one workload, one kernel
+// variant, or a whole family of variants) and the group is predicted with them, for every group in turn. The baselines have no
 // coefficients to fit, so they are scored on the same points as they stand.
 #pragma once
 
@@ -13,8 +13,11 @@
 
 namespace flashtune::fit {
 
-enum class Holdout { Workload, Variant };
-const char* holdout_name(Holdout h);  // "workload", "variant"
+// Family: the tensor-core variants against the SIMT ones (fit on one family, predict the other).
+enum class Holdout { Workload, Variant, Family };
+const char* holdout_name(Holdout h);  // "workload", "variant", "family"
+// The Family group of a variant: "tensor-core" or "simt".
+const char* family_of(Variant v);
 
 enum class Predictor { Model, Roofline, Seed };
 const char* predictor_name(Predictor p);  // "flashtune model", "roofline", "seed model"

@@ -67,6 +67,12 @@ FitRun run_fit(const FitRunOptions& o, const std::function<void(const std::strin
     progress("leave-one-workload-out: " + std::to_string(ds.workload_names().size()) + " folds");
     const CrossValidation cv = cross_validate(ds, Holdout::Workload, defaults, o.free, progress);
     r.scores.push_back({"flashtune model, leave-one-workload-out", score(cv.held_out)});
+    // What the dispatcher chooses among by default (--precision fp32): TF32-only configs left out.
+    std::vector<ScoredPoint> fp32;
+    for (const ScoredPoint& p : cv.held_out)
+      if (variant_precision(*parse_variant(p.variant)) == Precision::Fp32) fp32.push_back(p);
+    if (fp32.size() != cv.held_out.size())
+      r.scores.push_back({"  the same, fp32-accurate configs only", score(fp32)});
     r.held_out_workloads = per_workload(cv.held_out);
     r.held_out = cv.held_out;
     r.guided = evaluate_guided(cv.held_out, default_top_k());
@@ -75,6 +81,21 @@ FitRun run_fit(const FitRunOptions& o, const std::function<void(const std::strin
     progress("leave-one-variant-out");
     const CrossValidation cv = cross_validate(ds, Holdout::Variant, defaults, o.free, progress);
     r.scores.push_back({"flashtune model, leave-one-variant-out", score(cv.held_out)});
+  }
+  std::set<std::string> families;
+  for (const FitPoint& p : ds.points) families.insert(family_of(p.c.variant));
+  if (o.cv_family && families.size() > 1) {
+    // The new pipe's test: the coefficients fitted on the SIMT variants alone predict the
+    // tensor-core family (tensor_efficiency then keeps its start value, see docs/fit.md), and
+    // the other way round.
+    progress("leave-one-family-out: 2 folds");
+    const CrossValidation cv = cross_validate(ds, Holdout::Family, defaults, o.free, progress);
+    for (const char* held : {"tensor-core", "simt"}) {
+      std::vector<ScoredPoint> part;
+      for (const ScoredPoint& p : cv.held_out)
+        if (family_of(*parse_variant(p.variant)) == std::string(held)) part.push_back(p);
+      r.scores.push_back({std::string("flashtune model, ") + held + " family held out", score(part)});
+    }
   }
   r.scores.push_back({"roofline", score(score_points(ds, Predictor::Roofline, defaults))});
   r.scores.push_back({"seed model", score(score_points(ds, Predictor::Seed, defaults))});

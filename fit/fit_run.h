@@ -23,7 +23,7 @@ struct FitRunOptions {
   std::string profile;
   std::string spec_dir;                 // configs/gpus
   std::vector<std::string> free = default_free_coefficients();
-  bool cv_workload = true, cv_variant = true;
+  bool cv_workload = true, cv_variant = true, cv_family = true;
   std::vector<std::string> cross_profiles;  // other GPUs' profiles to predict
 };
 
