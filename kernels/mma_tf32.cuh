@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/async_copy.cuh"
 #include "kernels/attention_params.cuh"
 #include "kernels/traits/mma_tf32_traits.h"
 
@@ -19,15 +20,25 @@ namespace mma_tf32_detail {
 
 using traits::MmaPrecision;
 
-// 16-byte global -> shared copy; src_bytes = 0 writes zeros (K and V rows past N), so the compute
-// loops never branch on N.
-__device__ __forceinline__ void cp_async_16(float* smem, const float* gmem, bool valid) {
-  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  const int src_bytes = valid ? 16 : 0;
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(gmem), "r"(src_bytes) : "memory");
+// Cooperative copy of global rows [row0, row0 + Rows) of a [N, D] matrix, float4 number
+// idx = tid + trip * threads (traits::tile_row_of / tile_col_of), written so that a trip adds a
+// whole number of rows and the column stays the lane's (ptxas then keeps one offset per lane).
+// place(row, col, src, valid) issues the copies of float4 (row, col), source offset src.
+template <int D, int Rows, int Threads, class Place>
+__device__ __forceinline__ void copy_tile_async(int tid, int row0, int n, Place place) {
+  constexpr int kVecs = traits::tile_float4s(Rows, D);
+  constexpr int kTrips = traits::tile_load_trips(Rows, D, Threads);
+  static_assert(Threads % (D / 4) == 0, "a trip must advance whole rows");
+  const int row_of_tid = tid / (D / 4), col = (tid % (D / 4)) * 4;
+#pragma unroll
+  for (int trip = 0; trip < kTrips; ++trip) {
+    if (kVecs % Threads == 0 || tid + trip * Threads < kVecs) {
+      const int row = row_of_tid + trip * (Threads / (D / 4));
+      const bool valid = row0 + row < n;
+      place(row, col, static_cast<std::size_t>(valid ? row0 + row : 0) * D + col, valid);
+    }
+  }
 }
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
 
 // One MUFU.EX2: scores are in base-2 units (Q pre-scaled by scale * log2 e).
 __device__ __forceinline__ float exp2_approx(float x) {
@@ -125,24 +136,10 @@ __global__ void __launch_bounds__(traits::MmaTf32<P>::template Tile<D, BR, BC, L
   auto load_kv = [&](int tile, int stage) {
     float* const sk = smem + R::k_base(kC, stage);
     float* const sv = smem + R::v_base(kC, stage);
-    const int row0 = tile * BC;
-    constexpr int kVecs = traits::tile_float4s(BC, D);
-    constexpr int kTrips = traits::tile_load_trips(BC, D, kThreads);
-    // tile_row_of / tile_col_of of idx = tid + trip * threads, written so that the trip adds a
-    // whole number of rows (threads is a multiple of d / 4) and the column stays the lane's.
-    static_assert(kThreads % (D / 4) == 0, "a trip must advance whole rows");
-    const int row_of_tid = tid / (D / 4), col = (tid % (D / 4)) * 4;
-#pragma unroll
-    for (int trip = 0; trip < kTrips; ++trip) {
-      const int idx = tid + trip * kThreads;
-      if (kVecs % kThreads == 0 || idx < kVecs) {
-        const int row = row_of_tid + trip * (kThreads / (D / 4));
-        const bool valid = row0 + row < n;
-        const std::size_t src = static_cast<std::size_t>(valid ? row0 + row : 0) * D + col;
-        dt::cp_async_16(sk + R::k_offset(D, L, row, col), kg + src, valid);
-        dt::cp_async_16(sv + R::v_offset(D, L, row, col), vg + src, valid);
-      }
-    }
+    dt::copy_tile_async<D, BC, kThreads>(tid, tile * BC, n, [&](int row, int col, std::size_t src, bool valid) {
+      cp_async_16(sk + R::k_offset(D, L, row, col), kg + src, valid);
+      cp_async_16(sv + R::v_offset(D, L, row, col), vg + src, valid);
+    });
   };
   // This lane's Q values: rows r[0] and r[1] (fragment rows g and g + 8), the float4 at
   // qk_col(kk) for each pair of k-steps, in base-2 score units. Where d <= 64 they stay in
@@ -155,19 +152,9 @@ __global__ void __launch_bounds__(traits::MmaTf32<P>::template Tile<D, BR, BC, L
   constexpr int KQ = T::kQInSmem ? 1 : KK;
   float q[KQ][2][4];
   if constexpr (T::kQInSmem) {
-    constexpr int kVecs = traits::tile_float4s(BR, D);
-    constexpr int kTrips = traits::tile_load_trips(BR, D, kThreads);
-    const int row_of_tid = tid / (D / 4), col = (tid % (D / 4)) * 4;
-#pragma unroll
-    for (int trip = 0; trip < kTrips; ++trip) {
-      const int idx = tid + trip * kThreads;
-      if (kVecs % kThreads == 0 || idx < kVecs) {
-        const int row = row_of_tid + trip * (kThreads / (D / 4));
-        const bool valid = q0 + row < n;
-        dt::cp_async_16(sq + R::k_offset(D, L, row, col), qg + static_cast<std::size_t>(valid ? q0 + row : 0) * D + col,
-                        valid);
-      }
-    }
+    dt::copy_tile_async<D, BR, kThreads>(tid, q0, n, [&](int row, int col, std::size_t src, bool valid) {
+      cp_async_16(sq + R::k_offset(D, L, row, col), qg + src, valid);
+    });
   } else {
 #pragma unroll
     for (int kk = 0; kk < KK; ++kk)
@@ -183,7 +170,7 @@ __global__ void __launch_bounds__(traits::MmaTf32<P>::template Tile<D, BR, BC, L
       }
   }
   load_kv(0, 0);
-  dt::cp_async_commit();
+  cp_async_commit();
   // A fragment of k-step 2kk + s: columns 4t + 2s (k = t) and 4t + 2s + 1 (k = t + 4).
   auto q_frag = [&](int kk, int s) {
     if constexpr (T::kQInSmem) {
@@ -208,11 +195,11 @@ __global__ void __launch_bounds__(traits::MmaTf32<P>::template Tile<D, BR, BC, L
   for (int t = 0; t < kv_tiles; ++t) {
     const int stage = t & 1;
     // Tile t landed; every warp finished tile t - 1, so its stage may be overwritten by t + 1.
-    dt::cp_async_wait_all();
+    cp_async_wait_all();
     __syncthreads();
     if (t + 1 < kv_tiles) {
       load_kv(t + 1, stage ^ 1);
-      dt::cp_async_commit();
+      cp_async_commit();
     }
     const int kv0 = t * BC;
     if (p.causal && kv0 > warp_first_row + R::kRowsPerWarp - 1) continue;  // every key after every row
@@ -293,7 +280,7 @@ __global__ void __launch_bounds__(traits::MmaTf32<P>::template Tile<D, BR, BC, L
 #pragma unroll
       for (int c = 0; c < 4; ++c) o[m][c] = fmaf(o[m][c], alpha_row[c / 2], acc[m][c]);
   }
-  dt::cp_async_wait_all();  // nothing in flight when the block exits
+  cp_async_wait_all();  // nothing in flight when the block exits
 
   // Row sums across the group's 4 lanes, then O / l as two float4s per row and O tile quad.
 #pragma unroll

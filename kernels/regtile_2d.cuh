@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/async_copy.cuh"
 #include "kernels/attention_params.cuh"
 #include "kernels/support_checks.h"
 #include "kernels/traits/regtile_2d_traits.h"
@@ -17,16 +18,6 @@
 namespace flashtune::kernels {
 
 namespace regtile_2d_detail {
-
-// 16-byte global -> shared copy that bypasses registers and L1; src_bytes = 0 writes zeros (the
-// masked tail rows of K, V and Q), so the compute loops never branch on N.
-__device__ __forceinline__ void cp_async_16(float* smem, const float* gmem, bool valid) {
-  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  const int src_bytes = valid ? 16 : 0;
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(gmem), "r"(src_bytes) : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
 
 // One MUFU.EX2: scores are pre-scaled by scale * log2(e), so exp2 is the exponential we need.
 __device__ __forceinline__ float exp2_approx(float x) {
@@ -115,7 +106,7 @@ __global__ void __launch_bounds__(traits::RegTile2D::Tile<D, BR, BC, L>::kThread
 
   dt::load_tile_async<D, BR, kThreads>(sq, qg, q0, n, tid, qk_at);
   dt::load_tile_async<D, BC, kThreads>(sk, kg, 0, n, tid, qk_at);
-  dt::cp_async_commit();
+  cp_async_commit();
 
   float acc[TM][TD];
 #pragma unroll
@@ -126,10 +117,10 @@ __global__ void __launch_bounds__(traits::RegTile2D::Tile<D, BR, BC, L>::kThread
   for (int t = 0; t < kv_tiles; ++t) {
     const int kv0 = t * BC;
     // K_t (and Q) landed; every thread finished P V_{t-1}, so V and P buffers are free.
-    dt::cp_async_wait_all();
+    cp_async_wait_all();
     __syncthreads();
     dt::load_tile_async<D, BC, kThreads>(sv, vg, kv0, n, tid, v_at);
-    dt::cp_async_commit();
+    cp_async_commit();
 
     float s[TM][TN];
 #pragma unroll
@@ -207,11 +198,11 @@ __global__ void __launch_bounds__(traits::RegTile2D::Tile<D, BR, BC, L>::kThread
       for (int j = 0; j < TN; ++j) ss[R::s_offset(BC, R::q_row(grp, i, kGroups), R::k_row(lane, j))] = s[i][j];
 
     // P and V_t visible; every thread finished reading K_t, so K_{t+1} may overwrite it.
-    dt::cp_async_wait_all();
+    cp_async_wait_all();
     __syncthreads();
     if (t + 1 < kv_tiles) {
       dt::load_tile_async<D, BC, kThreads>(sk, kg, kv0 + BC, n, tid, qk_at);
-      dt::cp_async_commit();
+      cp_async_commit();
     }
 
 #pragma unroll(T::kPvUnroll)
