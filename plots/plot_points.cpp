@@ -4,6 +4,7 @@
 #include <map>
 
 #include "model/config_catalog.h"
+#include "model/predict.h"
 
 namespace flashtune::plots {
 
@@ -13,6 +14,12 @@ std::vector<PlotPoint> predict_points(const PlotProfile& p, const model::GpuSpec
   std::vector<PlotPoint> out;
   for (const ProfileMeasurement& m : p.ok) {
     if (auto why = model::config_rejection(m.config, m.workload)) {
+      skipped.push_back(m.config.name() + " on " + m.workload_name + ": " + *why);
+      continue;
+    }
+    // A profile drawn against another GPU's spec: a config that GPU cannot run (tensor cores
+    // below cc 8.0) is left out with the reason, not an error.
+    if (auto why = model::instruction_set_refusal(m.config, gpu)) {
       skipped.push_back(m.config.name() + " on " + m.workload_name + ": " + *why);
       continue;
     }

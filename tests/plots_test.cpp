@@ -19,6 +19,8 @@
 #include "plots/drawer.h"
 #include "plots/accuracy.h"
 #include "plots/gnuplot_runner.h"
+#include "model/gpu_spec.h"
+#include "plots/plot_points.h"
 #include "plots/plot_profile.h"
 #include "plots/plot_set.h"
 
@@ -187,6 +189,32 @@ TEST(PlotsDrawer, EveryVariantHasItsOwnColour) {
   };
   EXPECT_NE(var("colours").find("#56B4E9"), std::string::npos) << var("colours");
   EXPECT_NE(var("variants").find("mma_1xtf32"), std::string::npos) << var("variants");
+}
+
+// A profile drawn against a GPU without TF32 tensor cores: its tensor-core measurements are left
+// out with the model's reason (they used to end the whole plot with exit 2), the rest is drawn.
+TEST(PlotsPoints, TensorCoreMeasurementsAreSkippedOnAGpuWithoutThem) {
+  const flashtune::plots::PlotProfile p = flashtune::plots::load_plot_profile(FLASHTUNE_SHIPPED_H200_PROFILE);
+  const auto dir = flashtune::model::default_gpu_spec_dir();
+  std::vector<std::string> skipped;
+  const auto points = flashtune::plots::predict_points(p, flashtune::model::find_gpu_spec("gtx-1080", dir),
+                                                       flashtune::model::Coefficients{}, skipped);
+  std::size_t tensor = 0;
+  for (const auto& m : p.ok) tensor += flashtune::uses_tensor_cores(m.config.variant) ? 1 : 0;
+  ASSERT_GT(tensor, 0u);
+  // (SIMT configs the GTX 1080 cannot hold, e.g. over its shared memory, are skipped too.)
+  std::size_t for_tensor_cores = 0;
+  for (const std::string& why : skipped)
+    for_tensor_cores += why.find("needs TF32 tensor cores (compute capability >= 8.0)") != std::string::npos ? 1 : 0;
+  EXPECT_EQ(for_tensor_cores, tensor);
+  EXPECT_EQ(points.size() + skipped.size(), p.ok.size());
+  EXPECT_GT(points.size(), 0u);
+  for (const auto& pt : points) EXPECT_FALSE(flashtune::uses_tensor_cores(pt.m.config.variant));
+  // On the H200 every measurement is drawn.
+  skipped.clear();
+  EXPECT_EQ(flashtune::plots::predict_points(p, flashtune::model::find_gpu_spec("h200", dir),
+                                             flashtune::model::Coefficients{}, skipped).size(), p.ok.size());
+  EXPECT_TRUE(skipped.empty());
 }
 
 TEST(PlotsAccuracy, MapeMedianMax) {
