@@ -5,6 +5,8 @@
 
 #include <cuda_runtime.h>
 
+#include <cstddef>
+
 #include "kernels/traits/traits_common.h"
 
 namespace flashtune::kernels {
@@ -37,6 +39,20 @@ __device__ __forceinline__ BlockCoords block_coords(const AttentionParams& p) {
   return {static_cast<int>(blockIdx.x), static_cast<long long>(blockIdx.y)};
 }
 
+// What a block works on, for the kernels that run causal query tiles last-first (the longest
+// blocks start in the first wave and the short ones fill the tail): its query tile, that tile's
+// first row, the K/V tiles it visits, and its batch entry's Q, K, V and O ([N, D] each).
+struct BlockTensors {
+  int q_tile, q0, kv_tiles;
+  const float* q;
+  const float* k;
+  const float* v;
+  float* o;
+};
+
+template <int D, int BR, int BC>
+__device__ __forceinline__ BlockTensors block_tensors(const AttentionParams& p);
+
 // K/V tiles a query tile visits: all of them, or when causal only those with a key <= the last
 // query row of the tile (tiles strictly above the diagonal are skipped entirely).
 template <int BR, int BC>
@@ -46,6 +62,14 @@ __device__ __forceinline__ int kv_tile_count(const AttentionParams& p, int q_til
   const long long last_row = (static_cast<long long>(q_tile) + 1) * BR - 1;
   const long long upto = last_row / BC + 1;
   return upto < all ? static_cast<int>(upto) : all;
+}
+
+template <int D, int BR, int BC>
+__device__ __forceinline__ BlockTensors block_tensors(const AttentionParams& p) {
+  const BlockCoords coords = block_coords(p);
+  const int q_tile = p.causal ? p.q_tiles - 1 - coords.q_tile : coords.q_tile;
+  const std::size_t base = static_cast<std::size_t>(coords.batch) * static_cast<std::size_t>(p.N) * D;
+  return {q_tile, q_tile * BR, kv_tile_count<BR, BC>(p, q_tile), p.q + base, p.k + base, p.v + base, p.o + base};
 }
 
 // Score of (row, key) is masked when the key is past N or, when causal, after the row.

@@ -121,16 +121,12 @@ __global__ void __launch_bounds__(traits::MmaTf32<P>::template Tile<D, BR, BC, L
 
   const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid % 32;
   const int tq = R::thread_in_group(lane);
-  const BlockCoords coords = block_coords(p);
-  const int q_tile = p.causal ? p.q_tiles - 1 - coords.q_tile : coords.q_tile;
-  const int q0 = q_tile * BR;
-  const int n = p.N;
-  const std::size_t base = static_cast<std::size_t>(coords.batch) * static_cast<std::size_t>(n) * D;
-  const float* const qg = p.q + base;
-  const float* const kg = p.k + base;
-  const float* const vg = p.v + base;
-  float* const og = p.o + base;
-  const int kv_tiles = kv_tile_count<BR, BC>(p, q_tile);
+  const BlockTensors blk = block_tensors<D, BR, BC>(p);
+  const int q0 = blk.q0, n = p.N, kv_tiles = blk.kv_tiles;
+  const float* const qg = blk.q;
+  const float* const kg = blk.k;
+  const float* const vg = blk.v;
+  float* const og = blk.o;
 
   // Cooperative cp.async of K and V rows [tile * BC, tile * BC + BC) into stage `stage`.
   auto load_kv = [&](int tile, int stage) {

@@ -90,17 +90,13 @@ __global__ void __launch_bounds__(traits::RegTile2D::Tile<D, BR, BC, L>::kThread
 
   const int tid = static_cast<int>(threadIdx.x);
   const int grp = R::group_of(tid), lane = R::lane_in_group(tid);
-  const BlockCoords coords = block_coords(p);
-  const int q_tile = p.causal ? p.q_tiles - 1 - coords.q_tile : coords.q_tile;
-  const int q0 = q_tile * BR;
-  const int n = p.N;
+  const BlockTensors blk = block_tensors<D, BR, BC>(p);
+  const int q0 = blk.q0, n = p.N, kv_tiles = blk.kv_tiles;
   const float scale_log2e = p.scale_log2e;
-  const std::size_t base = static_cast<std::size_t>(coords.batch) * static_cast<std::size_t>(n) * D;
-  const float* const qg = p.q + base;
-  const float* const kg = p.k + base;
-  const float* const vg = p.v + base;
-  float* const og = p.o + base;
-  const int kv_tiles = kv_tile_count<BR, BC>(p, q_tile);
+  const float* const qg = blk.q;
+  const float* const kg = blk.k;
+  const float* const vg = blk.v;
+  float* const og = blk.o;
   auto qk_at = [](int row, int col) { return R::qk_offset(D, L, row, col); };
   auto v_at = [](int row, int col) { return R::v_offset(D, row, col); };
 

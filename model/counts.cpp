@@ -122,15 +122,9 @@ Counts count_work(const Workload& w, const GeometryAnalysis& g) {
     *wavefronts += s.wavefronts * units;
     *ideal += s.ideal * units;
   }
-  if (skip) {
-    c.smem_requests = c.smem_load_requests + c.smem_store_requests + c.smem_async_copy_requests;
-    c.smem_wavefronts = c.smem_load_wavefronts + c.smem_store_wavefronts + c.smem_async_copy_wavefronts;
-    c.smem_ideal_wavefronts = c.smem_load_ideal + c.smem_store_ideal + c.smem_async_copy_ideal;
-  } else {
-    c.smem_requests = g.requests_per_kv_tile * visits + g.requests_per_block * blocks;
-    c.smem_wavefronts = g.wavefronts_per_kv_tile * visits + g.wavefronts_per_block * blocks;
-    c.smem_ideal_wavefronts = g.ideal_per_kv_tile * visits + g.ideal_per_block * blocks;
-  }
+  c.smem_requests = c.smem_load_requests + c.smem_store_requests + c.smem_async_copy_requests;
+  c.smem_wavefronts = c.smem_load_wavefronts + c.smem_store_wavefronts + c.smem_async_copy_wavefronts;
+  c.smem_ideal_wavefronts = c.smem_load_ideal + c.smem_store_ideal + c.smem_async_copy_ideal;
   // mma.sync is one warp instruction each; the integer split one thread instruction per value.
   c.warp_instructions = (c.ffma + c.fp32_other + c.exp + c.shuffles + c.int_logic) / 32.0 + c.smem_requests + c.mma;
 

@@ -357,7 +357,9 @@ TEST(KernelTraits, MmaFragmentReadsConflictFreeUnlessPlain) {
       ASSERT_GT(s.ideal, 0);
       EXPECT_EQ(s.bytes_per_lane, 16);
       if (c.layout == Layout::Plain) {
-        if (name != "Q fragment read in QK^T") EXPECT_GT(s.wavefronts, s.ideal);
+        if (name != "Q fragment read in QK^T") {
+          EXPECT_GT(s.wavefronts, s.ideal);
+        }
       } else {
         EXPECT_EQ(s.wavefronts, s.ideal);
       }

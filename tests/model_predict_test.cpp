@@ -289,9 +289,11 @@ TEST_F(PredictShipped, RankConfigsLeavesTensorCoreConfigsOutOnPascalOnly) {
   const Ranking pascal = rank_configs(w, configs, spec("nvidia-gtx-1080"), ModelProfile{}, catalog);
   EXPECT_EQ(count_tc(pascal.ranked), 0u);
   EXPECT_EQ(count_tc(pascal.refused), tensor);
-  for (const RefusedConfig& r : pascal.refused)
-    if (uses_tensor_cores(r.config.variant))
+  for (const RefusedConfig& r : pascal.refused) {
+    if (uses_tensor_cores(r.config.variant)) {
       EXPECT_EQ(r.reason, "needs TF32 tensor cores (compute capability >= 8.0); NVIDIA GeForce GTX 1080 is 6.1");
+    }
+  }
   EXPECT_FALSE(pascal.ranked.empty());  // the SIMT configs that fit still rank
   const Ranking hopper = rank_configs(w, configs, h200, ModelProfile{}, catalog);
   EXPECT_EQ(count_tc(hopper.ranked), tensor);
