@@ -5,6 +5,8 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <filesystem>
+#include <optional>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -15,6 +17,8 @@
 #include "exit_codes.h"
 #include "fit/fit_run.h"
 #include "model/gpu_spec.h"
+#include "tuner/profile_journal.h"
+#include "tuner/profile_lock.h"
 
 namespace flashtune::app {
 namespace {
@@ -45,6 +49,19 @@ int fit_command(const FitOptions& o) {
   fo.cv_variant = o.cv == "all" || o.cv == "both" || o.cv == "variant";
   fo.cv_family = o.cv == "all" || o.cv == "family";
   fo.cross_profiles = o.cross;
+  // Writing the coefficients rewrites the profile: hold its lock from the read to the write (a
+  // concurrent tune's pairs would be lost otherwise), and fit what a stopped tune's journal holds.
+  std::optional<ProfileLock> lock;
+  if (!o.no_write && std::filesystem::is_regular_file(o.profile)) {
+    try {
+      lock.emplace(ProfileLock::acquire(o.profile, "flashtune fit"));
+      compact_journal(o.profile);
+    } catch (const ProfileLockError& e) {
+      throw CommandError{kExitUsage, e.what()};
+    } catch (const ProfileError& e) {
+      throw CommandError{kExitUsage, e.what()};
+    }
+  }
   fit::FitRun r;
   try {
     r = fit::run_fit(fo, [&](const std::string& line) {

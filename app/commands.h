@@ -21,6 +21,7 @@ void register_report(CLI::App& app);
 void register_check_counters(CLI::App& app);
 void register_fit(CLI::App& app);
 void register_compare(CLI::App& app);
+void register_merge(CLI::App& app);
 
 // Set by the chosen subcommand's parse callback; returns an exit code (exit_codes.h).
 void set_action(std::function<int()> action);

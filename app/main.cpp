@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   flashtune::app::register_check_counters(app);
   flashtune::app::register_fit(app);
   flashtune::app::register_compare(app);
+  flashtune::app::register_merge(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

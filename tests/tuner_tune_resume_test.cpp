@@ -1,5 +1,5 @@
 // The tune runner with the fake backend (no GPU): an interrupted tune (a crash, a stop request, a
-// SIGKILL of the process) resumed by running the same plan again loses no measured pair and
+// SIGKILL of the process, whose pairs are in the profile's journal) resumed by running the same plan again loses no measured pair and
 // measures none twice; several backends share one profile; a workload that cannot be prepared
 // and a backend that becomes unusable are recorded and reported.
 #include <gtest/gtest.h>
@@ -16,6 +16,7 @@
 
 #include "kernels/traits/variants.h"
 #include "tuner/fake_backend.h"
+#include "tuner/profile_journal.h"
 #include "tuner/tune_runner.h"
 
 namespace flashtune {
@@ -176,7 +177,7 @@ TEST(TuneResume, KilledProcessLeavesAReadableProfileAndResumes) {
   for (int i = 0; i < 500 && seen < 4; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
     try {
-      seen = load_profile(tmp.path).measurements.size();
+      seen = load_profile_with_journal(tmp.path).measurements.size();
     } catch (const ProfileError&) {
       // not written yet
     }
@@ -185,7 +186,8 @@ TEST(TuneResume, KilledProcessLeavesAReadableProfileAndResumes) {
   int status = 0;
   waitpid(child, &status, 0);
   ASSERT_TRUE(WIFSIGNALED(status)) << "the child finished before it was killed";
-  const Profile killed = load_profile(tmp.path);  // atomic writes: always a whole file
+  // Atomic profile writes and fsynced journal lines: a whole file, every finished pair.
+  const Profile killed = load_profile_with_journal(tmp.path);
   const std::size_t k = killed.measurements.size();
   EXPECT_GE(k, 4u);
   ASSERT_LT(k, plan.pairs.size());

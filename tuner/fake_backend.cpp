@@ -56,4 +56,13 @@ Measurement FakeBackend::measure(const NamedWorkload& w, const TileConfig& c) {
   return m;
 }
 
+GpuIdentity fake_gpu_identity() {
+  GpuIdentity g;
+  g.name = "Fake GPU";
+  g.spec = "fake-gpu";
+  g.sm_count = 132;
+  g.cc = "9.0";
+  return g;
+}
+
 }  // namespace flashtune

@@ -35,4 +35,8 @@ class FakeBackend : public MeasurementBackend {
   std::atomic<long long> calls_{0}, returned_{0}, workloads_{0};
 };
 
+// The GPU a fake-backend profile records ("Fake GPU", spec "fake-gpu": no spec file, so nothing
+// mistakes its made-up times for a real GPU's).
+GpuIdentity fake_gpu_identity();
+
 }  // namespace flashtune

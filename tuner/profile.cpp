@@ -1,5 +1,6 @@
 #include "tuner/profile.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -193,6 +194,12 @@ ordered_json kernel_resources_json(const Profile& p) {
 
 }  // namespace
 
+ordered_json measurement_to_json(const Measurement& m) { return measurement_json(m); }
+
+Measurement measurement_from_json(const json& j, const std::string& source, const std::string& at) {
+  return read_measurement(Reader{source}, j, at);
+}
+
 bool is_known_status(const std::string& s) {
   for (const char* k : kKnownStatuses)
     if (s == k) return true;
@@ -370,6 +377,16 @@ void write_profile_atomic(const std::string& path, const Profile& p) {
     fs::remove(tmp, ec);
     write_fail(path, "cannot rename " + tmp.string() + " over it: " + why);
   }
+  fsync_folder(dir.string());
+}
+
+void fsync_folder(const std::string& folder) {
+  const int fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) write_fail(folder, std::string("cannot open folder to sync it: ") + std::strerror(errno));
+  const bool synced = ::fsync(fd) == 0;
+  const std::string why = synced ? "" : std::strerror(errno);
+  ::close(fd);
+  if (!synced) write_fail(folder, "cannot sync folder: " + why);
 }
 
 DoneIndex::DoneIndex(const Profile& p) {

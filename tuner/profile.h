@@ -1,8 +1,8 @@
 // The tuning profile (profiles/<gpu>.json, docs/profile-schema.md): the GPU and build it was
 // measured with, the workloads, one measurement per (workload, config) with its validity, timing,
 // counters and resources, the best config per workload, and the coefficients `flashtune fit`
-// fills in. Host-only (nlohmann/json). Written atomically (temp file in the same folder + rename)
-// after every measurement, so an interrupted tune loses nothing it finished and resumes from it.
+// fills in. Host-only (nlohmann/json). Written atomically (temp file in the same folder + rename);
+// a tune appends its pairs to a journal beside it and compacts them in (tuner/profile_store.h).
 #pragma once
 
 #include <map>
@@ -109,11 +109,19 @@ std::string profile_text(const Profile& p);
 // Throws ProfileError("<source>: field 'measurements[3].status' ...").
 Profile profile_from_json(const nlohmann::json& doc, const std::string& source);
 
+// One measurement as the profile stores it (a line of "measurements"; also a journal line,
+// tuner/profile_journal.h). measurement_from_json throws ProfileError("<source>: field '<at>.status' ...").
+nlohmann::ordered_json measurement_to_json(const Measurement& m);
+Measurement measurement_from_json(const nlohmann::json& j, const std::string& source, const std::string& at);
+
 // Throws ProfileError naming the file (cannot open, malformed JSON, bad field).
 Profile load_profile(const std::string& path);
 // Writes to a temp file in the same folder and renames it over `path` (creating the folder), so a
-// reader or a crash sees the old file or the new one, never a half-written one. Throws ProfileError.
+// reader or a crash sees the old file or the new one, never a half-written one; the rename is made
+// durable (folder fsynced) before returning. Throws ProfileError.
 void write_profile_atomic(const std::string& path, const Profile& p);
+// fsync of a folder: makes a rename or unlink in it durable. Throws ProfileError naming it.
+void fsync_folder(const std::string& folder);
 
 // Which (workload, config) pairs a profile already holds (any status).
 class DoneIndex {

@@ -7,23 +7,6 @@
 
 namespace flashtune {
 
-ProfileStore::ProfileStore(std::string path, Profile initial) : path_(std::move(path)), profile_(std::move(initial)) {
-  recompute_best(profile_);
-  write_profile_atomic(path_, profile_);
-}
-
-void ProfileStore::record(Measurement m) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  profile_.measurements.push_back(std::move(m));
-  recompute_best(profile_);
-  write_profile_atomic(path_, profile_);
-}
-
-Profile ProfileStore::snapshot() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return profile_;
-}
-
 std::vector<WorkloadWork> remaining_work(const TunePlan& plan, const DoneIndex& done) {
   std::vector<WorkloadWork> work;
   for (const PlannedPair& p : plan.pairs) {
@@ -134,6 +117,11 @@ RunSummary run_plan(const TunePlan& plan, ProfileStore& store, const std::vector
     for (std::thread& t : threads) t.join();
   }
   if (options.progress) options.progress->close();
+  try {
+    store.compact();
+  } catch (const ProfileError& e) {
+    if (s.summary.error.empty()) s.summary.error = e.what();
+  }
   s.summary.interrupted = options.stop && options.stop->load() && s.summary.already_done + s.summary.measured < s.summary.planned;
   s.summary.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return s.summary;

@@ -1,7 +1,7 @@
 // Executes a tune plan: for every (workload, config) pair not yet in the profile, a measurement
-// from a MeasurementBackend (the CUDA one on a GPU, a fake one in CI), recorded into the profile
-// on disk at once (atomic rewrite), so an interrupted tune resumes where it stopped with nothing
-// lost and nothing measured twice. Several backends (one per GPU) pull whole workloads from one
+// from a MeasurementBackend (the CUDA one on a GPU, a fake one in CI), recorded at once (the
+// store's journal, tuner/profile_store.h), so an interrupted tune resumes where it stopped with
+// nothing lost and nothing measured twice. Several backends (one per GPU) pull whole workloads from one
 // queue and record into one profile under a mutex. Host-only.
 #pragma once
 
@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tuner/profile.h"
+#include "tuner/profile_store.h"
 #include "tuner/progress.h"
 #include "tuner/tune_plan.h"
 
@@ -40,22 +41,6 @@ class MeasurementBackend {
   virtual std::string unusable_reason() const { return ""; }
 };
 
-// The profile on disk, shared by the workers.
-class ProfileStore {
- public:
-  // Writes `initial` at once (so the file exists, with its workloads, before the first pair).
-  ProfileStore(std::string path, Profile initial);
-  // Appends, recomputes "best", rewrites the file atomically. Throws ProfileError when writing fails.
-  void record(Measurement m);
-  Profile snapshot() const;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-  Profile profile_;
-  mutable std::mutex mutex_;
-};
-
 struct RunnerOptions {
   const std::atomic<bool>* stop = nullptr;  // set (e.g. by SIGINT): finish the current pair, then stop
   Progress* progress = nullptr;
@@ -72,9 +57,9 @@ struct RunSummary {
   bool complete() const { return !interrupted && error.empty() && already_done + measured == planned; }
 };
 
-// Runs the plan's pairs that `store` does not hold yet, one thread per backend (inline for one).
-// Never throws for a backend failure: the summary says what happened; everything recorded before
-// it is in the profile.
+// Runs the plan's pairs that `store` does not hold yet, one thread per backend (inline for one),
+// then compacts the store. Never throws for a backend or write failure: the summary says what
+// happened; everything recorded before it is in the profile (or its journal, if compaction failed).
 RunSummary run_plan(const TunePlan& plan, ProfileStore& store, const std::vector<MeasurementBackend*>& backends,
                     const RunnerOptions& options);
 

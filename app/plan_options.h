@@ -1,0 +1,53 @@
+// The options that say which (workload, config) pairs a tune plans, shared by `tune` (what to
+// measure) and `merge` (what the merged profile should hold): --workloads FILE... or --B/--N/--d
+// [--causal] [--name], --strategy, --top-k, --precision. Errors are CommandError with the exit code.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernels/traits/variants.h"
+#include "model/gpu_spec.h"
+#include "model/profile.h"
+#include "tuner/config_select.h"
+#include "tuner/tune_plan.h"
+#include "tuner/workload_set.h"
+
+namespace CLI {
+class App;
+class Option;
+}  // namespace CLI
+
+namespace flashtune::app {
+
+struct PlanCliOptions {
+  std::vector<std::string> workload_files;
+  long long B = 0, N = 0;
+  int d = 0;
+  bool causal = false;
+  std::string name;
+  std::string strategy = "exhaustive";
+  std::string precision = "fp32";  // fp32 plans the fp32-accurate configs only, tf32 all
+  int top_k = 0;
+  CLI::Option *B_opt = nullptr, *N_opt = nullptr, *d_opt = nullptr, *top_k_opt = nullptr;
+};
+
+// Registers the options on `sub`.
+void add_plan_options(CLI::App* sub, PlanCliOptions& o);
+
+// Whether any workload option was given (merge plans only then).
+bool plan_requested(const PlanCliOptions& o);
+// Strategy, --top-k and precision consistent (kExitUsage otherwise).
+void validate_plan_options(const PlanCliOptions& o);
+Precision precision_of(const PlanCliOptions& o);
+// The workloads of the files and the command line, merged (kExitUsage for a bad file or value).
+std::vector<NamedWorkload> workloads_of(const PlanCliOptions& o);
+// make_plan over the compiled configs (kExitUnsupported for a workload nothing implements, or the
+// model strategy without `spec`); the model strategy ranks with `ranking`'s coefficients.
+TunePlan plan_of(const PlanCliOptions& o, const std::vector<NamedWorkload>& workloads, const model::GpuSpec* spec,
+                 const model::ModelProfile& ranking = {});
+// The spec of a GPU for the model strategy or shard balance; nullopt when configs/gpus has none.
+std::optional<model::GpuSpec> spec_of(const std::string& spec_name);
+
+}  // namespace flashtune::app
