@@ -376,7 +376,8 @@ int tune_command(const TuneOptions& o) {
     throw CommandError{kExitUsage, "the model strategy needs a spec of " + gpu.name + " in " +
                                        model::default_gpu_spec_dir() + "; use --strategy exhaustive"};
   // Shards rank on the spec alone: each has its own profile, and all must plan the same pairs.
-  const model::ModelProfile ranking = shard.whole() ? ranking_profile(path) : model::ModelProfile{};
+  const bool ranked = parse_strategy(o.plan.strategy) == TuneStrategy::Model;
+  const model::ModelProfile ranking = ranked && shard.whole() ? ranking_profile(path) : model::ModelProfile{};
   std::string balance;
   const TunePlan plan = shard_plan(plan_of(o.plan, workloads, spec ? &*spec : nullptr, ranking), shard,
                                    spec ? &*spec : nullptr, balance);
