@@ -44,6 +44,15 @@ nlohmann::ordered_json coefficients_json(const model::Coefficients& k) {
   return j;
 }
 
+// The points of fp32-accurate configs (SIMT and mma_3xtf32): what the dispatcher picks among by
+// default (--precision fp32).
+std::vector<ScoredPoint> fp32_accurate(const std::vector<ScoredPoint>& points) {
+  std::vector<ScoredPoint> out;
+  for (const ScoredPoint& p : points)
+    if (variant_precision(*parse_variant(p.variant)) == Precision::Fp32) out.push_back(p);
+  return out;
+}
+
 }  // namespace
 
 FitRun run_fit(const FitRunOptions& o, const std::function<void(const std::string&)>& progress) {
@@ -68,9 +77,7 @@ FitRun run_fit(const FitRunOptions& o, const std::function<void(const std::strin
     const CrossValidation cv = cross_validate(ds, Holdout::Workload, defaults, o.free, progress);
     r.scores.push_back({"flashtune model, leave-one-workload-out", score(cv.held_out)});
     // What the dispatcher chooses among by default (--precision fp32): TF32-only configs left out.
-    std::vector<ScoredPoint> fp32;
-    for (const ScoredPoint& p : cv.held_out)
-      if (variant_precision(*parse_variant(p.variant)) == Precision::Fp32) fp32.push_back(p);
+    const std::vector<ScoredPoint> fp32 = fp32_accurate(cv.held_out);
     if (fp32.size() != cv.held_out.size())
       r.scores.push_back({"  the same, fp32-accurate configs only", score(fp32)});
     r.held_out_workloads = per_workload(cv.held_out);
@@ -109,6 +116,26 @@ FitRun run_fit(const FitRunOptions& o, const std::function<void(const std::strin
     row.fitted = score(score_points(od, Predictor::Model, r.fit.coefficients));
     row.spec_only = score(score_points(od, Predictor::Model, defaults));
     r.cross.push_back(row);
+  }
+  for (const std::string& path : o.unseen_profiles) {
+    progress("scoring the unseen set " + path);
+    const FitDataset ud = load_fit_dataset(path, o.spec_dir);
+    const std::vector<ScoredPoint> all = score_points(ud, Predictor::Model, r.fit.coefficients);
+    // Both what a tune with --precision tf32 ranks and what the dispatcher picks among by default.
+    for (const bool fp32_only : {false, true}) {
+      UnseenRow row;
+      row.profile = path;
+      row.spec = ud.gpu.name;
+      row.configs = fp32_only ? "fp32-accurate configs" : "all configs";
+      const std::vector<ScoredPoint> points = fp32_only ? fp32_accurate(all) : all;
+      if (points.empty()) continue;
+      row.m = score(points);
+      const std::vector<GuidedResult> g = evaluate_guided(points, {{"K=3", 3, 0}, {"top 5%", 0, 0.05}});
+      row.top3 = g[0];
+      row.top5pct = g[1];
+      row.workloads = per_workload(points);
+      r.unseen.push_back(row);
+    }
   }
   return r;
 }
@@ -163,6 +190,22 @@ std::string render_text(const FitRun& r) {
       out << row_text(c.spec + ", spec only", c.spec_only);
     }
   }
+  for (const UnseenRow& u : r.unseen) {
+    out << "\nunseen workloads, " << u.configs << " (" << u.profile << ", " << u.spec << "; coefficients fitted on "
+        << ds.gpu.name << ")\n";
+    out << row_text("model, fitted here", u.m);
+    char buf[300];
+    std::snprintf(buf, sizeof buf,
+                  "  top-1 regret max %.1f%% (%s); top-3 regret max %.1f%% (%s); top 5%% within 2%% of the best on %d of %d\n",
+                  u.m.max_regret, u.m.worst_regret_workload.c_str(), u.top3.max_regret, u.top3.worst_workload.c_str(),
+                  u.top5pct.within_2pct, u.top5pct.workloads);
+    out << buf;
+    for (const WorkloadRegret& w : u.workloads) {
+      std::snprintf(buf, sizeof buf, "  %-28s %6.1f%%  rho %6.3f  pick %s%s\n", w.workload.c_str(), 100.0 * w.regret,
+                    w.spearman, w.pick.c_str(), w.pick == w.best ? " (the best)" : ("; best " + w.best).c_str());
+      out << buf;
+    }
+  }
   return out.str();
 }
 
@@ -202,6 +245,20 @@ nlohmann::ordered_json render_json(const FitRun& r) {
   for (const CrossGpuRow& c : r.cross)
     cross.push_back({{"profile", c.profile}, {"gpu", c.spec}, {"fitted", metrics_json(c.fitted)},
                      {"spec_only", metrics_json(c.spec_only)}});
+  auto& unseen = j["unseen"] = nlohmann::ordered_json::array();
+  for (const UnseenRow& u : r.unseen) {
+    auto& row = unseen.emplace_back(
+        nlohmann::ordered_json{{"profile", u.profile}, {"gpu", u.spec}, {"configs", u.configs}});
+    row["accuracy"] = metrics_json(u.m);
+    row["top3_max_regret_pct"] = u.top3.max_regret;
+    row["top3_worst_workload"] = u.top3.worst_workload;
+    row["top5pct_within_2pct"] = u.top5pct.within_2pct;
+    row["workloads"] = u.top5pct.workloads;
+    auto& wl = row["per_workload"] = nlohmann::ordered_json::array();
+    for (const WorkloadRegret& w : u.workloads)
+      wl.push_back({{"workload", w.workload}, {"pick", w.pick}, {"best", w.best}, {"regret", w.regret},
+                    {"spearman", w.spearman}, {"configs", w.configs}});
+  }
   return j;
 }
 

@@ -25,6 +25,9 @@ struct FitRunOptions {
   std::vector<std::string> free = default_free_coefficients();
   bool cv_workload = true, cv_variant = true, cv_family = true;
   std::vector<std::string> cross_profiles;  // other GPUs' profiles to predict
+  // Profiles of workloads the fit never sees (profiles/unseen/<gpu>.json), of this GPU or another:
+  // scored with the coefficients fitted here, one row each.
+  std::vector<std::string> unseen_profiles;
 };
 
 struct ScoreRow {
@@ -38,6 +41,15 @@ struct CrossGpuRow {
   AccuracyMetrics spec_only;  // with the default coefficients
 };
 
+// The fitted model on a set of workloads it never saw: accuracy, top-1 regret (in m), and what
+// measuring the model's top 3 or top 5% would have found.
+struct UnseenRow {
+  std::string profile, spec, configs;  // configs: "all configs" or "fp32-accurate configs"
+  AccuracyMetrics m;
+  GuidedResult top3, top5pct;
+  std::vector<WorkloadRegret> workloads;
+};
+
 struct FitRun {
   FitDataset data;
   FitResult fit;
@@ -45,6 +57,7 @@ struct FitRun {
   std::vector<WorkloadRegret> held_out_workloads;  // leave-one-workload-out, per workload
   std::vector<GuidedResult> guided;                // on the leave-one-workload-out ranking
   std::vector<CrossGpuRow> cross;
+  std::vector<UnseenRow> unseen;
   std::vector<ScoredPoint> in_sample, held_out;  // every point, fitted model / its held-out fold
 };
 

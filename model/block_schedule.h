@@ -1,9 +1,9 @@
-// Load imbalance of a causal grid. Query tile i of a causal kernel visits about (i + 1) Br / Bc
-// K/V tiles, so its blocks are unequal, and the hardware hands them to free SM slots in launch
-// order: blockIdx.x (the query tile, light to heavy) fastest, then the batch. The heaviest blocks
-// come last in every batch and the last wave waits for them; with few blocks per SM slot the
-// longest block alone sets the time. The wave model (model/predict.h) assumes blocks of the mean
-// size; this factor is how much longer the real schedule takes.
+// How long a causal grid takes when its blocks share the SMs. Query tile i of a causal kernel
+// visits about (i + 1) Br / Bc K/V tiles, so its blocks are unequal; the hardware hands them to
+// free SM slots in launch order (kernel traits: light to heavy, or heavy to light), and the blocks
+// resident on one SM share its throughput: when the short ones finish, the long ones speed up,
+// up to the speed of a block alone (its serial path). A wave model with blocks of the mean size
+// misses both the tail and the speed-up; this simulates them.
 #pragma once
 
 namespace flashtune {
@@ -12,10 +12,22 @@ struct Workload;
 
 namespace flashtune::model {
 
-// makespan(greedy list schedule of the real blocks) / makespan(the same number of mean-sized
-// blocks), with each block's duration proportional to the K/V tiles it visits and `slots` blocks
-// resident at once (SMs x blocks per SM). Exactly 1 for a non-causal grid. Simulated once per
-// (B, N, Br, Bc, slots) and cached (thread-safe): O(blocks log slots) the first time.
-double causal_imbalance(const Workload& w, int Br, int Bc, long long slots);
+struct SharedSmGrid {
+  int Br = 0, Bc = 0;
+  bool heavy_first = false;  // causal query tiles launched heavy to light
+  int sm_count = 0;
+  int blocks_per_sm = 0;  // k: resident blocks per SM when the SM is full
+};
+
+// Makespan of the causal grid in units of u = W(k) / k, the time a full SM takes per mean
+// block's work (W(k): a wave of k mean blocks per SM). `solo` = W(1) / u, the time one mean
+// block takes alone on an SM, in the same units, clamped to [1, k]: 1 when the SM's throughput
+// is shared perfectly among its blocks, k when each block runs at its solo speed regardless (the
+// old fixed-duration schedule). A non-causal grid is not simulated (its blocks are equal: the
+// wave model is exact there); this returns waves x k for it.
+// Blocks are placed in launch order into the first free slot (the first wave round-robin over the
+// SMs); each SM runs its m resident blocks at min(1 / solo, 1 / m) mean blocks per unit each.
+// Simulated at 9 values of solo per (workload, grid) and cached (thread-safe); in between, linear.
+double shared_sm_makespan(const Workload& w, const SharedSmGrid& g, double solo);
 
 }  // namespace flashtune::model

@@ -39,6 +39,7 @@ struct GeometryAnalysis {
   // loads and stores then count per warp and tile (model/counts.h, warp_tile_visits).
   bool warps_skip_masked_tiles = false;
   int rows_per_warp = 0;
+  bool causal_heavy_first = false;  // KernelGeometry's: launch order of causal query tiles
   std::vector<SiteAnalysis> sites;
   // Sums over the sites of each scope.
   double requests_per_kv_tile = 0, wavefronts_per_kv_tile = 0, ideal_per_kv_tile = 0;

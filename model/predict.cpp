@@ -154,11 +154,23 @@ Prediction predict(const Workload& w, const GeometryAnalysis& g, const GpuSpec& 
   Saturation sat{c.latency_warps, c.shared_latency_warps};
   if (n.smem_wavefronts > 0) sat.shared_warps = std::max(1.0, c.shared_latency_warps * n.smem_requests / n.smem_wavefronts);
 
+  // One wave with k mean blocks resident per SM and nblocks in all: its terms and its time. The SM
+  // pipes overlap in part (soft maximum); a wave cannot beat one block's serial path (the chain,
+  // which already holds that block's share of the same pipes, so it is not added to them); L2
+  // and DRAM traffic overlaps the SM's work in part again.
+  auto wave_time = [&](double k, double nblocks, WaveTerms* terms) {
+    const WaveTerms t = wave_terms(b, k, nblocks, wpb, stall, l2_per_block, dram_per_block, sat, c.overlap_exponent);
+    const double sm_pipes = soft_max({t.fp32, t.tensor, t.sfu, t.shared, t.issue}, c.overlap_exponent);
+    if (terms) *terms = t;
+    return soft_max({std::max(sm_pipes, t.chain), t.l2, t.dram}, c.overlap_exponent);
+  };
   // Time each pipe bounded (the winner of each wave), to name the bound.
   PipeTimes bounded;
+  double waves_s = 0;
   auto add_wave = [&](double count, double k, double nblocks) {
     if (count <= 0) return;
-    const WaveTerms t = wave_terms(b, k, nblocks, wpb, stall, l2_per_block, dram_per_block, sat, c.overlap_exponent);
+    WaveTerms t{};
+    const double wave = wave_time(k, nblocks, &t);
     p.pipes.fp32 += count * t.fp32;
     p.pipes.tensor += count * t.tensor;
     p.pipes.sfu += count * t.sfu;
@@ -167,12 +179,6 @@ Prediction predict(const Workload& w, const GeometryAnalysis& g, const GpuSpec& 
     p.pipes.latency += count * t.chain;
     p.pipes.l2 += count * t.l2;
     p.pipes.dram += count * t.dram;
-    // The SM pipes overlap in part (soft maximum); a wave cannot beat one block's serial path
-    // (the chain, which already holds that block's share of the same pipes, so it is not added
-    // to them); L2 and DRAM traffic overlaps the SM's work in part again.
-    const double sm_pipes = soft_max({t.fp32, t.tensor, t.sfu, t.shared, t.issue}, c.overlap_exponent);
-    const double core = std::max(sm_pipes, t.chain);
-    const double wave = soft_max({core, t.l2, t.dram}, c.overlap_exponent);
     const std::pair<double, Pipe> terms[] = {{t.fp32, Pipe::Fp32},     {t.tensor, Pipe::Tensor}, {t.sfu, Pipe::Sfu},
                                              {t.shared, Pipe::Shared}, {t.issue, Pipe::Issue},   {t.chain, t.chain_bound},
                                              {t.l2, Pipe::L2},         {t.dram, Pipe::Dram}};
@@ -180,16 +186,29 @@ Prediction predict(const Workload& w, const GeometryAnalysis& g, const GpuSpec& 
     for (const auto& term : terms)
       if (term.first > win->first) win = &term;
     bounded[win->second] += count * wave;
-    p.time_s += count * (wave + block_latency);
+    waves_s += count * wave;
   };
   const double per_wave = double(p.waves.per_wave);
   add_wave(double(p.waves.waves - 1), p.occupancy.blocks_per_sm, per_wave);
   const double tail = double(p.waves.tail_blocks);
   add_wave(1.0, std::ceil(tail / gpu.sm_count), tail);
 
-  // Causal grids: unequal blocks scheduled light-to-heavy stretch the waves (block_schedule.h).
-  p.imbalance = causal_imbalance(w, g.config.Br, g.config.Bc, p.waves.per_wave);
-  p.time_s *= p.imbalance;
+  // Causal grids: unequal blocks share the SMs (block_schedule.h). The time unit is a full SM's
+  // time per mean block; a block alone runs `solo` of them (its serial path, or its own share of
+  // the pipes when one block saturates them).
+  p.time_s = waves_s;
+  if (w.causal) {
+    const double k = p.occupancy.blocks_per_sm;
+    const double unit = wave_time(k, per_wave, nullptr) / k;
+    const double solo = wave_time(1.0, gpu.sm_count, nullptr) / unit;
+    const SharedSmGrid grid{g.config.Br, g.config.Bc, g.causal_heavy_first, gpu.sm_count, p.occupancy.blocks_per_sm};
+    p.time_s = shared_sm_makespan(w, grid, solo) * unit;
+    p.imbalance = waves_s > 0 ? p.time_s / waves_s : 1.0;
+    // The per-pipe times follow the schedule (a pipe's share of the time stays as the waves had it).
+    if (p.imbalance < 1.0)
+      for (Pipe q : kAllPipes) p.pipes[q] *= p.imbalance;
+  }
+  p.time_s += double(p.waves.waves) * block_latency;
   p.overhead_s = double(p.waves.waves) * block_latency + c.launch_overhead_us * 1e-6;
   p.time_s += c.launch_overhead_us * 1e-6;
   p.bound = Pipe::Fp32;

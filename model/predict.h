@@ -29,7 +29,8 @@
 //                same work it bounds the pipes from below rather than adding to them
 // The bound is the term that won the most time over the waves (for the chain: its larger part,
 // a pipe or "latency").
-// time = (full waves x full-wave time + tail-wave time) x causal imbalance + launch_overhead_us.
+// time = full waves x full-wave time + tail-wave time (causal: the shared-SM schedule of
+// block_schedule.h instead) + launch_overhead_us.
 #pragma once
 
 #include <optional>
@@ -64,7 +65,7 @@ struct Prediction {
   Pipe bound = Pipe::Fp32;
   PipeTimes pipes;
   double overhead_s = 0;  // block latencies + launch
-  double imbalance = 1;   // causal load imbalance factor applied to the waves (block_schedule.h)
+  double imbalance = 1;   // causal: scheduled time / the waves of mean blocks (block_schedule.h)
   int registers_per_thread = 0;
   bool registers_from_profile = false;
   Occupancy occupancy;

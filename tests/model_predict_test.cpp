@@ -10,6 +10,7 @@
 
 #include "kernels/traits/variants.h"
 #include "model/baselines.h"
+#include "model/block_schedule.h"
 #include "model/config_catalog.h"
 #include "model/memory_traffic.h"
 #include "model/predict.h"
@@ -166,6 +167,44 @@ TEST_F(PredictShipped, CausalCostsAboutHalfOverManyWavesButItsHeaviestBlockInOne
   EXPECT_GT(few_causal.imbalance, 1.5);
   EXPECT_GT(few_causal.time_s, 0.9 * few_full.time_s);
   EXPECT_EQ(few_full.imbalance, 1.0);
+}
+
+// The shared-SM schedule by hand: one SM, two slots, query tiles visiting 1, 2, 3 and 4 K/V
+// tiles (mean 2.5, so works 0.4, 0.8, 1.2 and 1.6 mean blocks) launched light to heavy.
+TEST(SharedSmSchedule, SpansSharingAndFixedDurationAndIgnoresEqualBlocks) {
+  const Workload w{1, 256, 64, true, 0};
+  const SharedSmGrid g{64, 64, false, 1, 2};
+  // solo = 1: the SM's throughput is shared perfectly and a lone block runs at the full rate, so
+  // the SM never idles: the makespan is the total work, 4 mean blocks.
+  EXPECT_NEAR(shared_sm_makespan(w, g, 1.0), 4.0, 1e-12);
+  // solo = k = 2: every block takes twice its work whatever else runs (the fixed-duration list
+  // schedule): slot A runs 0.8 then 2.4 (ends 3.2), slot B 1.6 then 3.2 (ends 4.8).
+  EXPECT_NEAR(shared_sm_makespan(w, g, 2.0), 4.8, 1e-12);
+  const double mid = shared_sm_makespan(w, g, 1.5);
+  EXPECT_GT(mid, 4.0);
+  EXPECT_LT(mid, 4.8);
+  // Heavy first fills the tail with the short blocks: 1.6 and 1.2 start, 0.8 joins at 2.4 (slot
+  // of 1.2), 0.4 at 3.2: slot A ends 3.2 + 0.8 = 4.0, slot B 2.4 + 1.6 = 4.0.
+  EXPECT_NEAR(shared_sm_makespan(w, SharedSmGrid{64, 64, true, 1, 2}, 2.0), 4.0, 1e-12);
+  // Equal blocks are not simulated: waves x k. 4 q tiles x 3 batch entries on 1 SM x 2 slots.
+  EXPECT_DOUBLE_EQ(shared_sm_makespan({3, 256, 64, false, 0}, g, 1.3), 6.0 * 2);
+}
+
+// Blocks that share an SM, pinned by a measured case (H200, profiles/nvidia-h200.json,
+// g_n32768_b1_d32_causal): regtile_2d d32 Bc 64 swizzled ran in 2.57 ms at Br = 32 and 3.34 ms at
+// Br = 128. One batch entry: Br = 128 makes 256 blocks, about two per SM, and the longest, alone
+// on its SM at the end, sets the time; Br = 32 makes 1024 blocks with more of them resident per
+// SM, so as the short ones finish the long ones take over the SM's throughput.
+TEST_F(PredictShipped, SmallerBrWinsALongCausalRowBecauseMoreBlocksShareEachSm) {
+  const ModelProfile fitted = load_model_profile(std::string(FLASHTUNE_TEST_GPU_DIR) + "/../../profiles/nvidia-h200.json");
+  const Workload w{1, 32768, 32, true, 0};
+  const TileConfig small{Variant::RegTile2D, 32, 32, 64, Layout::Swizzled};
+  const TileConfig big{Variant::RegTile2D, 32, 128, 64, Layout::Swizzled};
+  const Prediction ps = predict(w, catalog.analysis(small), h200, fitted.coefficients, fitted.registers_for(small.name()));
+  const Prediction pb = predict(w, catalog.analysis(big), h200, fitted.coefficients, fitted.registers_for(big.name()));
+  EXPECT_GT(ps.occupancy.blocks_per_sm, pb.occupancy.blocks_per_sm);
+  EXPECT_LT(ps.time_s, 0.9 * pb.time_s);
+  EXPECT_NEAR(ps.time_s / pb.time_s, 2.57 / 3.34, 0.1);
 }
 
 TEST_F(PredictShipped, OneBlockMoreThanAFullWaveCostsATailWave) {

@@ -303,6 +303,7 @@ inline KernelGeometry MmaTf32<P>::geometry(const TileConfig& c) {
   // tile's QK^T, softmax and PV (the block still waits at its barrier).
   g.warps_skip_masked_tiles = true;
   g.rows_per_warp = kRowsPerWarp;
+  g.causal_heavy_first = true;  // block_tensors
   return g;
 }
 

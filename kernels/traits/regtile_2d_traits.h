@@ -324,6 +324,7 @@ inline KernelGeometry RegTile2D::geometry(const TileConfig& c) {
   g.kv_bytes_per_kv_tile = 2LL * 4 * c.Bc * d;
   // V_t is copied during QK^T and K_{t+1} during PV (regtile_2d.cuh): the loads overlap compute.
   g.kv_loads_overlap_compute = true;
+  g.causal_heavy_first = true;  // block_tensors
   return g;
 }
 
