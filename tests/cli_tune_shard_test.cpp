@@ -138,6 +138,26 @@ TEST(CliTuneShard, MergeRefusesAnotherGpusProfileAndReportsMissingPairs) {
   EXPECT_FALSE(std::filesystem::exists(dir.file("m2.json")));
 }
 
+TEST(CliTuneShard, MergeReadsTheJournalOfAShardThatWasKilled) {
+  TempDir dir("cli_merge_killed");
+  const std::string w = workload_file(dir, 40);
+  const std::string p = dir.file("s0.json");
+  const pid_t child = spawn({"tune", "--backend", "fake", "--fake-delay-ms", "30", "--shard", "0/2", "--workloads", w,
+                             "--profile", p});
+  ASSERT_GT(child, 0);
+  for (int i = 0; i < 300 && recorded(p) < 3; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ::kill(child, SIGKILL);
+  int status = 0;
+  waitpid(child, &status, 0);
+  const std::size_t kept = recorded(p);
+  ASSERT_GE(kept, 3u);
+  EXPECT_LT(load_profile(p).measurements.size(), kept) << "the pairs should still be in the journal only";
+  const auto r = run_flashtune("merge " + q(p) + " --out " + q(dir.file("m.json")));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(load_profile(dir.file("m.json")).measurements.size(), kept);
+  EXPECT_TRUE(std::filesystem::exists(journal_path(p))) << "an input's journal is its own";
+}
+
 TEST(CliTuneLock, ASecondWriterIsRefusedAndTheProfileStaysWhole) {
   TempDir dir("cli_lock");
   const std::string w = workload_file(dir, 40);
