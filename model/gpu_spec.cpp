@@ -5,12 +5,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
 #include "kernels/traits/tile_config.h"
+#include "model/json_file.h"
 
 namespace flashtune::model {
 namespace {
@@ -38,9 +40,10 @@ const json& figure(const json& doc, const std::string& path, const std::string& 
 long long integer_figure(const json& doc, const std::string& path, const std::string& key) {
   const json& v = figure(doc, path, key);
   if (!v.is_number_integer()) fail(path, "field '" + key + ".value' must be an integer");
-  const long long x = v.get<long long>();
-  if (x < 0) fail(path, "field '" + key + ".value' must not be negative (got " + std::to_string(x) + ")");
-  return x;
+  // Checked, so 2^64-1 is reported as written rather than as -1.
+  const auto x = json_integer_in(v, 0, std::numeric_limits<long long>::max());
+  if (!x) fail(path, "field '" + key + ".value' must be an integer in [0, 2^63-1] (got " + v.dump() + ")");
+  return *x;
 }
 
 int int_figure(const json& doc, const std::string& path, const std::string& key) {
@@ -55,11 +58,26 @@ int positive_int_figure(const json& doc, const std::string& path, const std::str
   return x;
 }
 
+// Every real-valued figure of a sheet (clocks in MHz, bandwidths in GB/s, TFLOP/s, per-clock
+// rates) lies well inside this range; a value outside it (5e-324 passes "positive") would reach
+// the model as a rate that turns times into inf or nan.
+constexpr double kFigureMin = 1e-3;
+constexpr double kFigureMax = 1e7;
+
+std::string number_text(double x) {
+  std::ostringstream got;
+  got << x;
+  return got.str();
+}
+
 double positive_number_figure(const json& doc, const std::string& path, const std::string& key) {
   const json& v = figure(doc, path, key);
   if (!v.is_number()) fail(path, "field '" + key + ".value' must be a number");
   const double x = v.get<double>();
   if (!(x > 0)) fail(path, "field '" + key + ".value' must be positive");
+  if (!(x >= kFigureMin && x <= kFigureMax))
+    fail(path, "field '" + key + ".value' = " + number_text(x) + " is outside the plausible range [" +
+                   number_text(kFigureMin) + ", " + number_text(kFigureMax) + "]");
   return x;
 }
 
@@ -67,11 +85,8 @@ double nonnegative_number_figure(const json& doc, const std::string& path, const
   const json& v = figure(doc, path, key);
   if (!v.is_number()) fail(path, "field '" + key + ".value' must be a number");
   const double x = v.get<double>();
-  if (!(x >= 0)) {
-    std::ostringstream got;
-    got << x;
-    fail(path, "field '" + key + ".value' must not be negative (got " + got.str() + ")");
-  }
+  if (!(x >= 0)) fail(path, "field '" + key + ".value' must not be negative (got " + number_text(x) + ")");
+  if (x != 0) return positive_number_figure(doc, path, key);
   return x;
 }
 
@@ -85,30 +100,22 @@ std::string lower(std::string s) {
   return s;
 }
 
-json parse_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) fail(path, "cannot open file");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  try {
-    return json::parse(buffer.str());
-  } catch (const json::parse_error& e) {
-    // nlohmann's message names the line, column and byte: keep it whole.
-    fail(path, std::string("malformed JSON: ") + e.what());
-  }
-}
+// Strict reading (model/json_file.h): duplicate keys, numbers beyond double range and non-files
+// are errors naming the file.
+json parse_file(const std::string& path) { return read_json_file(path); }
 
 }  // namespace
 
-GpuSpec load_gpu_spec(const std::string& path) {
-  const json doc = parse_file(path);
+GpuSpec load_gpu_spec(const std::string& path) { return gpu_spec_from_json(parse_file(path), path); }
+
+GpuSpec gpu_spec_from_json(const json& doc, const std::string& path) {
   if (!doc.is_object()) fail(path, "top level must be a JSON object");
   GpuSpec s;
   s.file = path;
 
   auto sv = doc.find("schema_version");
   if (sv == doc.end()) fail(path, "missing field 'schema_version'");
-  if (!sv->is_number_integer() || sv->get<int>() != 1) fail(path, "field 'schema_version' must be 1");
+  if (json_integer_in(*sv, 1, 1) != std::optional<std::int64_t>(1)) fail(path, "field 'schema_version' must be 1");
 
   auto nm = doc.find("name");
   if (nm == doc.end()) fail(path, "missing field 'name'");
@@ -129,6 +136,8 @@ GpuSpec load_gpu_spec(const std::string& path) {
     const auto dot = c.find('.');
     bool ok = dot != std::string::npos && dot > 0 && dot + 1 < c.size();
     for (std::size_t i = 0; ok && i < c.size(); ++i) ok = (i == dot) || std::isdigit(static_cast<unsigned char>(c[i]));
+    // At most three digits a side: stoi must not overflow on "99999999999.0".
+    ok = ok && dot <= 3 && c.size() - dot - 1 <= 3;
     if (!ok) fail(path, "field 'compute_capability.value' must look like \"9.0\" (got \"" + c + "\")");
     s.cc_major = std::stoi(c.substr(0, dot));
     s.cc_minor = std::stoi(c.substr(dot + 1));

@@ -3,6 +3,8 @@
 // without saying where it came from.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -66,6 +68,8 @@ struct GpuSpec {
 //   "<path>: missing field 'sm_count'", "<path>: field 'sm_count.value' must be an integer",
 //   "<path>: malformed JSON: <nlohmann's message with byte position>", "<path>: cannot open file".
 GpuSpec load_gpu_spec(const std::string& path);
+// The same checks on a parsed document; `source` names it in messages (the fuzz target's entry).
+GpuSpec gpu_spec_from_json(const nlohmann::json& doc, const std::string& source);
 
 // The folder that holds the shipped specs: $FLASHTUNE_GPU_SPEC_DIR if set, else the source tree's
 // configs/gpus (compiled in).

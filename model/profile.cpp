@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/json_file.h"
+
 namespace flashtune::model {
 namespace {
 [[noreturn]] void fail(const std::string& path, const std::string& what) {
@@ -20,24 +22,18 @@ std::string format_number(double x) {
 }  // namespace
 
 ModelProfile load_model_profile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) fail(path, "cannot open file");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(buffer.str());
-  } catch (const nlohmann::json::parse_error& e) {
-    fail(path, std::string("malformed JSON: ") + e.what());
-  }
+  const nlohmann::json doc = read_json_file(path);
   if (!doc.is_object()) fail(path, "top level must be a JSON object");
   ModelProfile p;
   p.path = path;
   if (auto co = doc.find("coefficients"); co != doc.end()) {
     if (!co->is_object()) fail(path, "field 'coefficients' must be an object");
+    // Named: `info` points into it after the loop (the table is returned by value; pointing into
+    // the loop's temporary was a stack-use-after-scope that AddressSanitizer caught).
+    const auto table = coefficient_table();
     for (auto it = co->begin(); it != co->end(); ++it) {
       const CoefficientInfo* info = nullptr;
-      for (const CoefficientInfo& ci : coefficient_table())
+      for (const CoefficientInfo& ci : table)
         if (it.key() == ci.name) info = &ci;
       if (!info) {
         std::string known;
@@ -50,13 +46,19 @@ ModelProfile load_model_profile(const std::string& path) {
         fail(path, "coefficient '" + it.key() + "' = " + format_number(v) + " outside [" + format_number(info->min) +
                        ", " + format_number(info->max) + "]");
       p.coefficients.*(info->member) = v;
+      ++p.fitted_coefficients;
     }
+  }
+  // Which GPU the profile was measured on: predict warns when it is not the --gpu asked for.
+  if (auto g = doc.find("gpu"); g != doc.end() && g->is_object()) {
+    if (auto s = g->find("spec"); s != g->end() && s->is_string()) p.gpu_spec = s->get<std::string>();
+    if (auto n = g->find("name"); n != g->end() && n->is_string()) p.gpu_name = n->get<std::string>();
   }
   // Registers per config: a value must be an integer in [1, 255]; the same config twice must agree.
   auto add_registers = [&](const std::string& config, const nlohmann::json& value, const std::string& field) {
-    if (!value.is_number_integer() || value.get<int>() <= 0 || value.get<int>() > 255)
-      fail(path, "field '" + field + "' must be an integer in [1, 255]");
-    const int regs = value.get<int>();
+    const auto checked = json_integer_in(value, 1, 255);
+    if (!checked) fail(path, "field '" + field + "' must be an integer in [1, 255]");
+    const int regs = static_cast<int>(*checked);
     auto [it, inserted] = p.registers.emplace(config, regs);
     if (!inserted && it->second != regs)
       fail(path, "config '" + config + "' has " + std::to_string(it->second) + " and " + std::to_string(regs) +

@@ -20,6 +20,8 @@ struct ModelProfile {
   std::string path;
   Coefficients coefficients;
   std::map<std::string, int> registers;  // config name -> registers per thread
+  int fitted_coefficients = 0;           // entries of "coefficients": 0 means the model's defaults
+  std::string gpu_spec, gpu_name;        // "gpu": {"spec", "name"} when the profile says (may be empty)
   int registers_for(const std::string& config_name) const {
     auto it = registers.find(config_name);
     return it == registers.end() ? 0 : it->second;

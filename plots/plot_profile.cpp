@@ -1,25 +1,12 @@
 #include "plots/plot_profile.h"
 
-#include <nlohmann/json.hpp>
+#include "tuner/profile.h"
 
 #include <cstdio>
-#include <fstream>
 #include <stdexcept>
 
 namespace flashtune::plots {
 namespace {
-
-using nlohmann::json;
-
-[[noreturn]] void fail(const std::string& path, const std::string& what) {
-  throw std::runtime_error(path + ": " + what);
-}
-
-const json& field(const json& obj, const char* key, const std::string& path, const std::string& where) {
-  auto it = obj.find(key);
-  if (it == obj.end()) fail(path, where + "missing field '" + key + "'");
-  return *it;
-}
 
 // Integer after `prefix` at the start of `part` ("d64" with prefix "d" -> 64); -1 when absent.
 int number_after(const std::string& part, const std::string& prefix) {
@@ -30,17 +17,6 @@ int number_after(const std::string& part, const std::string& prefix) {
     value = value * 10 + (part[i] - '0');
   }
   return value;
-}
-
-Workload workload_from(const json& j, const std::string& path, const std::string& where) {
-  Workload w;
-  w.B = field(j, "B", path, where).get<long long>();
-  w.N = field(j, "N", path, where).get<long long>();
-  w.d = field(j, "d", path, where).get<int>();
-  w.causal = j.value("causal", false);
-  w.scale = j.value("scale", 0.0f);
-  if (w.B < 1 || w.N < 1 || w.d < 1) fail(path, where + "B, N and d must be >= 1");
-  return w;
 }
 
 }  // namespace
@@ -68,61 +44,31 @@ TileConfig parse_config_name(const std::string& text) {
 }
 
 PlotProfile load_plot_profile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) fail(path, "cannot open file");
-  json doc;
-  try {
-    doc = json::parse(in);
-  } catch (const json::exception& e) {
-    fail(path, std::string("malformed JSON: ") + e.what());
-  }
+  // The tuner's reader and its one value check (tuner/profile_check.h): plot, report and
+  // check-counters accept exactly the profiles export, compare and fit accept.
+  const Profile full = load_profile(path);
   PlotProfile p;
   p.path = path;
-  try {
-    if (doc.value("kind", std::string()) != "flashtune-profile")
-      fail(path, "field 'kind' is not \"flashtune-profile\"");
-    const json& gpu = field(doc, "gpu", path, "");
-    p.gpu_name = field(gpu, "name", path, "gpu: ").get<std::string>();
-    p.gpu_spec = gpu.value("spec", std::string());
-    if (auto k = doc.find("coefficients"); k != doc.end() && k->is_object()) p.fitted_coefficients = int(k->size());
-    std::map<std::string, Workload> by_name;
-    for (const json& jw : field(doc, "workloads", path, "")) {
-      ProfileWorkload w;
-      w.name = field(jw, "name", path, "workload: ").get<std::string>();
-      w.workload = workload_from(jw, path, "workload '" + w.name + "': ");
-      by_name[w.name] = w.workload;
-      p.workloads.push_back(w);
-    }
-    int index = 0;
-    for (const json& jm : field(doc, "measurements", path, "")) {
-      const std::string where = "measurement " + std::to_string(index++) + ": ";
-      ++p.measurements_total;
-      if (jm.value("status", std::string()) != "ok") continue;
-      ProfileMeasurement m;
-      m.workload_name = field(jm, "workload", path, where).get<std::string>();
-      auto w = by_name.find(m.workload_name);
-      if (w == by_name.end()) fail(path, where + "unknown workload '" + m.workload_name + "'");
-      m.workload = w->second;
-      try {
-        m.config = parse_config_name(field(jm, "config", path, where).get<std::string>());
-      } catch (const std::invalid_argument& e) {
-        fail(path, where + e.what());
-      }
-      if (m.config.d != m.workload.d)
-        fail(path, where + "config " + m.config.name() + " has d=" + std::to_string(m.config.d) + " but workload '" +
-                       m.workload_name + "' has d=" + std::to_string(m.workload.d));
-      const json& timing = field(jm, "timing", path, where);
-      m.median_ms = field(timing, "median_ms", path, where + "timing: ").get<double>();
-      m.stdev_ms = timing.value("stdev_ms", 0.0);
-      if (!(m.median_ms > 0)) fail(path, where + "timing.median_ms must be > 0 for status ok");
-      if (auto r = jm.find("resources"); r != jm.end() && r->is_object()) m.registers = r->value("registers", 0);
-      if (auto c = jm.find("counters"); c != jm.end() && c->is_object())
-        for (auto it = c->begin(); it != c->end(); ++it)
-          if (it->is_number()) m.counters[it.key()] = it->get<double>();
-      p.ok.push_back(std::move(m));
-    }
-  } catch (const json::exception& e) {
-    fail(path, std::string("bad field type: ") + e.what());
+  p.gpu_name = full.gpu.name;
+  p.gpu_spec = full.gpu.spec;
+  p.fitted_coefficients = static_cast<int>(full.coefficients.size());
+  std::map<std::string, Workload> by_name;
+  for (const NamedWorkload& w : full.workloads) {
+    by_name[w.name] = w.workload;
+    p.workloads.push_back(ProfileWorkload{w.name, w.workload});
+  }
+  p.measurements_total = static_cast<int>(full.measurements.size());
+  for (const Measurement& fm : full.measurements) {
+    if (fm.status != status::kOk || !fm.timing) continue;
+    ProfileMeasurement m;
+    m.workload_name = fm.workload;
+    m.workload = by_name.at(fm.workload);  // the reader checked that every measurement's workload is listed
+    m.config = parse_config_name(fm.config);
+    m.median_ms = fm.timing->median_ms;
+    m.stdev_ms = fm.timing->stdev_ms;
+    if (fm.resources) m.registers = fm.resources->registers;
+    m.counters = fm.counters;
+    p.ok.push_back(std::move(m));
   }
   return p;
 }

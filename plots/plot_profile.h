@@ -1,6 +1,7 @@
 // The parts of a tuner profile (schema v1, docs/profile-schema.md) that the plots read: the GPU,
 // the workloads and every measurement with status "ok" (timing, counters, compiled registers).
-// Host-only; it does not link the tuner (a CUDA library).
+// Host-only: read through the tuner's host-side profile reader (flashtune_tune_core), so every
+// command agrees on what a valid profile is.
 #pragma once
 
 #include <map>
@@ -36,8 +37,8 @@ struct PlotProfile {
   int fitted_coefficients = 0;  // entries of the profile's "coefficients" (0: the model's defaults)
 };
 
-// Parses `path`. Throws std::runtime_error with one line naming the file and the bad field
-// ("p.json: measurement 3: unknown workload 't99'", "p.json: malformed JSON: ...").
+// Parses and checks `path` (tuner/profile.h, tuner/profile_check.h). Throws std::runtime_error
+// (ProfileError) with one line naming the file and the bad field.
 PlotProfile load_plot_profile(const std::string& path);
 
 // "row_smem/d64/br64xbc32/padded" -> TileConfig; throws std::invalid_argument naming the text.

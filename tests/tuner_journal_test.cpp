@@ -30,6 +30,11 @@ Profile fake_profile() {
   return p;
 }
 
+// Real config names: every profile reader checks that a measurement's config parses and fits its
+// workload's d (tuner/profile_check.h).
+const std::string kConfigA = "row_smem/d64/br64xbc32/plain";
+const std::string kConfigB = "row_reg/d64/br64xbc32/plain";
+
 Measurement pair(const std::string& config, double ms) {
   Measurement m;
   m.workload = "w";
@@ -53,16 +58,16 @@ TEST(ProfileJournal, RecordedPairsGoToTheJournalAndCompactionFoldsThemIn) {
   const std::string path = dir.file("p.json");
   ProfileStore store(path, fake_profile());
   const std::string initial = read_file(path);
-  store.record(pair("a", 2.0));
-  store.record(pair("b", 1.0));
+  store.record(pair(kConfigA, 2.0));
+  store.record(pair(kConfigB, 1.0));
   EXPECT_EQ(read_file(path), initial) << "the profile is not rewritten per pair";
   EXPECT_EQ(load_profile_with_journal(path).measurements.size(), 2u);
-  EXPECT_EQ(store.snapshot().best.at("w").config, "b");
+  EXPECT_EQ(store.snapshot().best.at("w").config, kConfigB);
   store.compact();
   EXPECT_FALSE(std::filesystem::exists(journal_path(path)));
   const Profile p = load_profile(path);
   ASSERT_EQ(p.measurements.size(), 2u);
-  EXPECT_EQ(p.best.at("w").config, "b");
+  EXPECT_EQ(p.best.at("w").config, kConfigB);
 }
 
 TEST(ProfileJournal, ATornLastLineIsDroppedAndTheRestReplayed) {
@@ -70,8 +75,8 @@ TEST(ProfileJournal, ATornLastLineIsDroppedAndTheRestReplayed) {
   const std::string path = dir.file("p.json");
   {
     ProfileStore store(path, fake_profile());
-    store.record(pair("a", 2.0));
-    store.record(pair("b", 1.0));
+    store.record(pair(kConfigA, 2.0));
+    store.record(pair(kConfigB, 1.0));
     // No compaction: the process "dies" here.
   }
   {
@@ -95,9 +100,9 @@ TEST(ProfileJournal, ADamagedLineBeforeTheLastIsRefusedWithItsLineNumber) {
   TempDir dir("journal_bad");
   const std::string path = dir.file("p.json");
   ProfileStore store(path, fake_profile());
-  store.record(pair("a", 2.0));
+  store.record(pair(kConfigA, 2.0));
   std::string text = read_file(journal_path(path));
-  text += "not json\n" + measurement_to_json(pair("b", 1.0)).dump() + "\n";
+  text += "not json\n" + measurement_to_json(pair(kConfigB, 1.0)).dump() + "\n";
   std::ofstream(journal_path(path), std::ios::binary) << text;
   Profile p = load_profile(path);
   try {
@@ -116,7 +121,7 @@ TEST(ProfileJournal, AJournalOfAnotherGpuOrAnUnknownWorkloadIsRefused) {
   other.spec = "nvidia-h200";
   {
     JournalWriter w(journal_path(path), other);
-    w.append(pair("a", 1.0));
+    w.append(pair(kConfigA, 1.0));
   }
   Profile p = fake_profile();
   try {
@@ -129,7 +134,7 @@ TEST(ProfileJournal, AJournalOfAnotherGpuOrAnUnknownWorkloadIsRefused) {
   }
   {
     JournalWriter w(journal_path(path), fake_gpu_identity());
-    Measurement m = pair("a", 1.0);
+    Measurement m = pair(kConfigA, 1.0);
     m.workload = "nope";
     w.append(m);
   }
@@ -141,7 +146,7 @@ TEST(ProfileJournal, ReplayOverACompactedProfileAddsNothing) {
   TempDir dir("journal_twice");
   const std::string path = dir.file("p.json");
   ProfileStore store(path, fake_profile());
-  store.record(pair("a", 2.0));
+  store.record(pair(kConfigA, 2.0));
   const std::string journal = read_file(journal_path(path));
   store.compact();
   std::ofstream(journal_path(path), std::ios::binary) << journal;

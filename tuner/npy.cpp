@@ -1,11 +1,16 @@
 #include "tuner/npy.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
+
+#include <unistd.h>
 
 namespace flashtune::npy {
 namespace {
@@ -56,13 +61,17 @@ Header parse_dict(const std::string& path, const std::string& dict) {
   if (close == std::string::npos) fail(path, "unterminated 'shape' tuple in header");
   std::string dims = dict.substr(at + 1, close - at - 1);
   std::size_t pos = 0;
+  constexpr std::size_t kMax = std::numeric_limits<std::size_t>::max();
   while (pos < dims.size()) {
     while (pos < dims.size() && (std::isspace(static_cast<unsigned char>(dims[pos])) || dims[pos] == ',')) ++pos;
     if (pos >= dims.size()) break;
     if (!std::isdigit(static_cast<unsigned char>(dims[pos]))) fail(path, "bad 'shape' " + dict.substr(at, close - at + 1));
     std::size_t value = 0;
     while (pos < dims.size() && std::isdigit(static_cast<unsigned char>(dims[pos]))) {
-      value = value * 10 + static_cast<std::size_t>(dims[pos] - '0');
+      const auto digit = static_cast<std::size_t>(dims[pos] - '0');
+      // Checked: (18446744073709551618, 64, 64) must not wrap around to (2, 64, 64).
+      if (value > (kMax - digit) / 10) fail(path, "'shape' " + dict.substr(at, close - at + 1) + " has a dimension above 2^64-1");
+      value = value * 10 + digit;
       ++pos;
     }
     // Python 2 wrote long integers with an L suffix.
@@ -72,13 +81,19 @@ Header parse_dict(const std::string& path, const std::string& dict) {
   return h;
 }
 
-std::ifstream open_for_reading(const std::string& path) {
+// Opens a regular file and reports its size: a FIFO would block the read forever, and every
+// length in the header is checked against the size before it is trusted.
+std::ifstream open_for_reading(const std::string& path, std::uint64_t& size) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (st.type() == fs::file_type::not_found) throw NpyError("missing file " + path);
+  if (st.type() == fs::file_type::directory) fail(path, "is a folder, not a .npy file");
+  if (ec || st.type() != fs::file_type::regular) fail(path, "not a regular file");
+  size = fs::file_size(path, ec);
+  if (ec) fail(path, "cannot read its size: " + ec.message());
   std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    std::ifstream probe(path);
-    if (!probe) throw NpyError("missing file " + path);
-    throw NpyError(path + ": cannot open for reading");
-  }
+  if (!in) fail(path, "cannot open for reading");
   return in;
 }
 
@@ -100,7 +115,14 @@ void write_array(const std::string& path, const std::vector<std::size_t>& shape,
   dict.push_back('\n');
   const std::size_t header_len = dict.size();
 
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  // Written beside the target and renamed over it when complete: a failed write (full disk,
+  // ulimit -f) leaves the previous file as it was.
+  const std::filesystem::path target(path);
+  const std::string temp =
+      ((target.has_parent_path() ? target.parent_path() : std::filesystem::path(".")) /
+       ("." + target.filename().string() + ".tmp." + std::to_string(::getpid())))
+          .string();
+  std::ofstream out(temp, std::ios::binary | std::ios::trunc);
   if (!out) throw NpyError(path + ": cannot open for writing");
   out.write(kMagic, kMagicLen);
   out.put(static_cast<char>(version));
@@ -117,8 +139,11 @@ void write_array(const std::string& path, const std::vector<std::size_t>& shape,
   out.write(dict.data(), static_cast<std::streamsize>(dict.size()));
   const std::size_t bytes = element_count(shape) * element_bytes;
   if (bytes > 0) out.write(static_cast<const char*>(data), static_cast<std::streamsize>(bytes));
-  out.flush();
-  if (!out) throw NpyError(path + ": write failed");
+  out.close();
+  if (!out || std::rename(temp.c_str(), path.c_str()) != 0) {
+    std::remove(temp.c_str());
+    throw NpyError(path + ": write failed (the previous file, if any, is unchanged)");
+  }
 }
 
 }  // namespace
@@ -141,8 +166,16 @@ std::size_t element_count(const std::vector<std::size_t>& shape) {
   return n;
 }
 
-Header read_header(const std::string& path) {
-  std::ifstream in = open_for_reading(path);
+std::optional<std::size_t> checked_byte_count(const std::vector<std::size_t>& shape, std::size_t element_bytes) {
+  std::size_t n = element_bytes;
+  for (std::size_t s : shape) {
+    if (s != 0 && n > std::numeric_limits<std::size_t>::max() / s) return std::nullopt;
+    n *= s;
+  }
+  return n;
+}
+
+Header read_header(std::istream& in, std::uint64_t file_size, const std::string& path) {
   char magic[kMagicLen + 2] = {};
   in.read(magic, sizeof magic);
   if (in.gcount() != static_cast<std::streamsize>(sizeof magic) || std::memcmp(magic, kMagic, kMagicLen) != 0)
@@ -155,33 +188,54 @@ Header read_header(const std::string& path) {
   if (in.gcount() != static_cast<std::streamsize>(len_bytes)) fail(path, "truncated header");
   std::size_t header_len = 0;
   for (std::size_t i = 0; i < len_bytes; ++i) header_len |= static_cast<std::size_t>(len_raw[i]) << (8 * i);
+  const std::uint64_t preamble = kMagicLen + 2 + len_bytes;
+  // Against the file's size before allocating: a 14-byte file may claim a 4 GB header.
+  if (header_len > file_size - std::min<std::uint64_t>(preamble, file_size))
+    fail(path, "truncated header (it claims " + std::to_string(header_len) + " bytes, the file has " +
+                   std::to_string(file_size) + ")");
   std::string dict(header_len, '\0');
   in.read(dict.data(), static_cast<std::streamsize>(header_len));
   if (static_cast<std::size_t>(in.gcount()) != header_len) fail(path, "truncated header");
   Header h = parse_dict(path, dict);
-  h.data_offset = kMagicLen + 2 + len_bytes + header_len;
+  h.data_offset = preamble + header_len;
   return h;
 }
 
-ArrayF32 read_f32(const std::string& path) {
-  const Header h = read_header(path);
+Header read_header(const std::string& path) {
+  std::uint64_t size = 0;
+  std::ifstream in = open_for_reading(path, size);
+  return read_header(in, size, path);
+}
+
+ArrayF32 read_f32(std::istream& in, std::uint64_t file_size, const std::string& path) {
+  const Header h = read_header(in, file_size, path);
   if (h.descr != "<f4") {
     if (h.descr == ">f4") fail(path, "dtype '>f4' is big-endian, expected '<f4'");
     fail(path, "dtype '" + h.descr + "', expected '<f4'");
   }
   if (h.fortran_order) fail(path, "Fortran order, expected C order (use numpy.ascontiguousarray)");
+  // The shape against the bytes present, before anything is allocated.
+  const auto bytes = checked_byte_count(h.shape, sizeof(float));
+  if (!bytes) fail(path, "shape " + shape_string(h.shape) + " needs more than 2^64 bytes");
+  const std::uint64_t present = file_size - std::min<std::uint64_t>(h.data_offset, file_size);
+  if (present < *bytes)
+    fail(path, "data has " + std::to_string(present) + " bytes, shape " + shape_string(h.shape) + " needs " +
+                   std::to_string(*bytes));
   ArrayF32 a;
   a.shape = h.shape;
-  const std::size_t n = element_count(h.shape);
-  a.data.resize(n);
-  std::ifstream in = open_for_reading(path);
-  in.seekg(static_cast<std::streamoff>(h.data_offset));
-  in.read(reinterpret_cast<char*>(a.data.data()), static_cast<std::streamsize>(n * sizeof(float)));
+  a.data.resize(*bytes / sizeof(float));
+  in.read(reinterpret_cast<char*>(a.data.data()), static_cast<std::streamsize>(*bytes));
   const auto got = static_cast<std::size_t>(in.gcount());
-  if (got != n * sizeof(float))
+  if (got != *bytes)
     fail(path, "data has " + std::to_string(got) + " bytes, shape " + shape_string(h.shape) + " needs " +
-                   std::to_string(n * sizeof(float)));
+                   std::to_string(*bytes));
   return a;
+}
+
+ArrayF32 read_f32(const std::string& path) {
+  std::uint64_t size = 0;
+  std::ifstream in = open_for_reading(path, size);
+  return read_f32(in, size, path);
 }
 
 ArrayF32 read_f32(const std::string& path, const std::vector<std::size_t>& expected_shape) {

@@ -4,6 +4,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <istream>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -32,6 +35,8 @@ struct ArrayF32 {
 std::string shape_string(const std::vector<std::size_t>& shape);
 
 std::size_t element_count(const std::vector<std::size_t>& shape);
+// element_bytes x the product of the shape, or nullopt when it does not fit in size_t.
+std::optional<std::size_t> checked_byte_count(const std::vector<std::size_t>& shape, std::size_t element_bytes);
 
 // Parses the header of `path`; throws NpyError ("missing file x.npy", "x.npy: bad magic", ...).
 Header read_header(const std::string& path);
@@ -39,6 +44,12 @@ Header read_header(const std::string& path);
 // Reads a C-order little-endian float32 array; throws NpyError on any other dtype, Fortran order
 // or a file shorter than its shape says.
 ArrayF32 read_f32(const std::string& path);
+
+// The same from a stream holding a whole file of `file_size` bytes (`path` names it in messages):
+// every length in the header and the shape's byte count are checked against `file_size` before
+// anything is allocated. The fuzz targets read through these.
+Header read_header(std::istream& in, std::uint64_t file_size, const std::string& path);
+ArrayF32 read_f32(std::istream& in, std::uint64_t file_size, const std::string& path);
 
 // As read_f32, and also requires the shape: "k.npy: shape (2, 77, 32), expected (2, 77, 64)".
 ArrayF32 read_f32(const std::string& path, const std::vector<std::size_t>& expected_shape);

@@ -10,7 +10,11 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
+
+#include "model/json_file.h"
+#include "tuner/profile_check.h"
 
 namespace flashtune {
 namespace {
@@ -48,11 +52,20 @@ struct Reader {
     if (!v->is_number()) fail("field '" + at + key + "' must be a number");
     return v->get<double>();
   }
-  long long integer(const json& obj, const char* key, const std::string& at, bool required = true) const {
+  long long integer(const json& obj, const char* key, const std::string& at, bool required = true,
+                    long long max = std::numeric_limits<long long>::max()) const {
     const json* v = required ? &field(obj, key, at) : optional_field(obj, key);
     if (!v) return 0;
     if (!v->is_number_integer()) fail("field '" + at + key + "' must be an integer");
-    return v->get<long long>();
+    // Checked: 4294967360 must not be read as 64 once narrowed to int.
+    const auto x = json_integer_in(*v, std::numeric_limits<long long>::min(), max);
+    if (!x) fail("field '" + at + key + "' = " + v->dump() + " is out of range (at most " + std::to_string(max) + ")");
+    return *x;
+  }
+  int small_integer(const json& obj, const char* key, const std::string& at, bool required = true) const {
+    const long long x = integer(obj, key, at, required, std::numeric_limits<int>::max());
+    if (x < std::numeric_limits<int>::min()) fail("field '" + at + key + "' = " + std::to_string(x) + " is out of range");
+    return static_cast<int>(x);
   }
   const json& object(const json& obj, const char* key, const std::string& at) const {
     const json& v = field(obj, key, at);
@@ -66,21 +79,19 @@ struct Reader {
   }
 };
 
-int to_int(long long v) { return static_cast<int>(v); }
-
 GpuIdentity read_gpu(const Reader& r, const json& g) {
   const std::string at = "gpu.";
   GpuIdentity id;
   id.name = r.str(g, "name", at);
   id.spec = r.str(g, "spec", at);
-  id.sm_count = to_int(r.integer(g, "sm_count", at, false));
+  id.sm_count = r.small_integer(g, "sm_count", at, false);
   id.cc = r.str(g, "cc", at, false);
-  id.sm_clock_max_mhz = to_int(r.integer(g, "sm_clock_max_mhz", at, false));
-  id.mem_clock_mhz = to_int(r.integer(g, "mem_clock_mhz", at, false));
+  id.sm_clock_max_mhz = r.small_integer(g, "sm_clock_max_mhz", at, false);
+  id.mem_clock_mhz = r.small_integer(g, "mem_clock_mhz", at, false);
   id.l2_bytes = r.integer(g, "l2_bytes", at, false);
   id.driver = r.str(g, "driver", at, false);
   id.cuda_runtime = r.str(g, "cuda_runtime", at, false);
-  id.device_index = to_int(r.integer(g, "device_index", at, false));
+  id.device_index = r.small_integer(g, "device_index", at, false);
   return id;
 }
 
@@ -108,8 +119,8 @@ Measurement read_measurement(const Reader& r, const json& m, const std::string& 
     s.mean_ms = r.num(*t, "mean_ms", q, false);
     s.stdev_ms = r.num(*t, "stdev_ms", q, false);
     s.rel_stdev = r.num(*t, "rel_stdev", q, false);
-    s.samples = to_int(r.integer(*t, "samples", q, false));
-    s.dropped = to_int(r.integer(*t, "dropped", q, false));
+    s.samples = r.small_integer(*t, "samples", q, false);
+    s.dropped = r.small_integer(*t, "dropped", q, false);
     s.sm_clock_mhz = r.num(*t, "sm_clock_mhz", q, false);
     s.stop = r.str(*t, "stop", q, false);
     if (const json* sm = r.optional_field(*t, "samples_ms")) {
@@ -133,14 +144,14 @@ Measurement read_measurement(const Reader& r, const json& m, const std::string& 
   if (const json* res = r.optional_field(m, "resources")) {
     if (!res->is_object()) r.fail("field '" + p + "resources' must be an object");
     const std::string q = p + "resources.";
-    x.resources = ResourceUsage{to_int(r.integer(*res, "registers", q, false)),
-                                to_int(r.integer(*res, "static_smem", q, false)),
-                                to_int(r.integer(*res, "dynamic_smem", q, false)),
-                                to_int(r.integer(*res, "local_bytes", q, false)),
-                                to_int(r.integer(*res, "threads", q, false))};
+    x.resources = ResourceUsage{r.small_integer(*res, "registers", q, false),
+                                r.small_integer(*res, "static_smem", q, false),
+                                r.small_integer(*res, "dynamic_smem", q, false),
+                                r.small_integer(*res, "local_bytes", q, false),
+                                r.small_integer(*res, "threads", q, false)};
   }
   x.timestamp = r.str(m, "timestamp", p, false);
-  x.device_index = to_int(r.integer(m, "device_index", p, false));
+  x.device_index = r.small_integer(m, "device_index", p, false);
   x.elapsed_s = r.num(m, "elapsed_s", p, false);
   return x;
 }
@@ -286,7 +297,7 @@ Profile profile_from_json(const json& doc, const std::string& source) {
   const Reader r{source};
   if (!doc.is_object()) r.fail("top level must be a JSON object");
   const json& version = r.field(doc, "schema_version", "");
-  if (!version.is_number_integer() || version.get<int>() != kProfileSchemaVersion)
+  if (!json_integer_in(version, kProfileSchemaVersion, kProfileSchemaVersion))
     r.fail("field 'schema_version' must be " + std::to_string(kProfileSchemaVersion) + " (got " + version.dump() + ")");
   if (r.str(doc, "kind", "") != kProfileKind)
     r.fail("field 'kind' must be \"" + std::string(kProfileKind) + "\"");
@@ -304,7 +315,7 @@ Profile profile_from_json(const json& doc, const std::string& source) {
     w.name = r.str(ws[i], "name", at);
     w.workload.B = r.integer(ws[i], "B", at);
     w.workload.N = r.integer(ws[i], "N", at);
-    w.workload.d = to_int(r.integer(ws[i], "d", at));
+    w.workload.d = r.small_integer(ws[i], "d", at);
     const json& causal = r.field(ws[i], "causal", at);
     if (!causal.is_boolean()) r.fail("field '" + at + "causal' must be true or false");
     w.workload.causal = causal.get<bool>();
@@ -333,20 +344,17 @@ Profile profile_from_json(const json& doc, const std::string& source) {
                                                "best", "coefficients", "kernel_resources", "tune_settings"};
     if (!kOwn.count(it.key())) p.extra[it.key()] = *it;
   }
+  check_profile_values(p, source);
   recompute_best(p);
   return p;
 }
 
 Profile load_profile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw ProfileError(path + ": cannot open profile");
-  std::stringstream text;
-  text << in.rdbuf();
   json doc;
   try {
-    doc = json::parse(text.str());
-  } catch (const json::parse_error& e) {
-    throw ProfileError(path + ": malformed JSON: " + e.what());
+    doc = read_json_file(path, "profile");  // strict: duplicate keys, 1e999, folders and FIFOs named
+  } catch (const JsonFileError& e) {
+    throw ProfileError(e.what());
   }
   return profile_from_json(doc, path);
 }

@@ -7,6 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/json_file.h"
+#include "model/workload_limits.h"
+
 namespace flashtune {
 namespace {
 
@@ -20,28 +23,28 @@ long long positive_integer(const json& obj, const std::string& key, const std::s
                            long long max_value) {
   const auto it = obj.find(key);
   if (it == obj.end()) fail(file, "missing field '" + field + "'");
-  if (!it->is_number_integer() || it->get<long long>() < 1 || it->get<long long>() > max_value)
-    fail(file, "field '" + field + "' must be an integer in [1, " + std::to_string(max_value) + "]");
-  return it->get<long long>();
+  const auto value = json_integer_in(*it, 1, max_value);
+  if (!value) fail(file, "field '" + field + "' must be an integer in [1, " + std::to_string(max_value) + "]");
+  return *value;
 }
 
 }  // namespace
 
 WorkloadSet load_workload_set(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) fail(path, "cannot open workload file");
-  std::stringstream text;
-  text << in.rdbuf();
   json doc;
   try {
-    doc = json::parse(text.str());
-  } catch (const json::parse_error& e) {
-    fail(path, std::string("malformed JSON: ") + e.what());
+    doc = read_json_file(path, "workload file");
+  } catch (const JsonFileError& e) {
+    throw WorkloadFileError(e.what());
   }
+  return workload_set_from_json(doc, path);
+}
+
+WorkloadSet workload_set_from_json(const json& doc, const std::string& path) {
   if (!doc.is_object()) fail(path, "top level must be a JSON object");
   const auto version = doc.find("schema_version");
   if (version == doc.end()) fail(path, "missing field 'schema_version'");
-  if (!version->is_number_integer() || version->get<int>() != 1)
+  if (!json_integer_in(*version, 1, 1))
     fail(path, "field 'schema_version' must be 1 (got " + version->dump() + ")");
   WorkloadSet set;
   set.file = path;
@@ -79,6 +82,7 @@ WorkloadSet load_workload_set(const std::string& path) {
     for (auto it = item.begin(); it != item.end(); ++it)
       if (it.key() != "name" && it.key() != "B" && it.key() != "N" && it.key() != "d" && it.key() != "causal")
         fail(path, "unknown field '" + at + "." + it.key() + "' (known: name, B, N, d, causal)");
+    if (const auto why = model::workload_limit_error(nw.workload)) fail(path, at + ": " + *why);
     set.workloads.push_back(nw);
   }
   return set;

@@ -4,6 +4,8 @@
 //    "workloads": [{"name": "t10", "B": 10, "N": 2048, "d": 64, "causal": false}, ...]}
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -32,6 +34,8 @@ struct WorkloadSet {
 
 // Reads and validates one file. Throws WorkloadFileError.
 WorkloadSet load_workload_set(const std::string& path);
+// The same checks on a parsed document; `source` names it in messages (the fuzz target's entry).
+WorkloadSet workload_set_from_json(const nlohmann::json& doc, const std::string& source);
 
 // The name a command-line workload gets: "b10_n2048_d64" (+ "_causal").
 std::string default_workload_name(const Workload& w);
