@@ -3,13 +3,13 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <string>
 
 #include "commands.h"
 #include "exit_codes.h"
 #include "tuner/export.h"
+#include "tuner/output_file.h"
 #include "tuner/profile.h"
 
 namespace flashtune::app {
@@ -24,6 +24,12 @@ int export_command(const ExportOptions& o) {
     std::fprintf(stderr, "flashtune export: unknown format '%s' (known: csv, t4)\n", o.format.c_str());
     return kExitUsage;
   }
+  try {
+    require_outputs_apart({{"--profile", o.profile}}, {{"--out", o.out}});
+  } catch (const OutputError& e) {
+    std::fprintf(stderr, "flashtune export: %s\n", e.what());
+    return kExitUsage;
+  }
   Profile p;
   try {
     p = load_profile(o.profile);
@@ -33,14 +39,13 @@ int export_command(const ExportOptions& o) {
   }
   const std::string text = o.format == "csv" ? profile_to_csv(p) : profile_to_t4(p).dump(2) + "\n";
   if (o.out.empty()) {
-    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fwrite(text.data(), 1, text.size(), stdout);  // checked when main flushes stdout
     return kExitOk;
   }
-  std::ofstream out(o.out, std::ios::binary);
-  out << text;
-  out.close();
-  if (!out) {
-    std::fprintf(stderr, "flashtune export: cannot write %s\n", o.out.c_str());
+  try {
+    write_output_atomic(o.out, text);
+  } catch (const OutputError& e) {
+    std::fprintf(stderr, "flashtune export: %s (the previous file, if any, is unchanged)\n", e.what());
     return kExitFailure;
   }
   std::fprintf(stderr, "flashtune export: %zu measurements -> %s\n", p.measurements.size(), o.out.c_str());

@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <optional>
-#include <fstream>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -17,6 +16,7 @@
 #include "exit_codes.h"
 #include "fit/fit_run.h"
 #include "model/gpu_spec.h"
+#include "tuner/output_file.h"
 #include "tuner/profile_journal.h"
 #include "tuner/profile_lock.h"
 
@@ -25,7 +25,7 @@ namespace {
 
 struct FitOptions {
   std::string profile, free, residuals;
-  std::vector<std::string> cross;
+  std::vector<std::string> cross, unseen;
   std::string cv = "all";
   bool no_write = false, json = false, quiet = false;
 };
@@ -49,6 +49,16 @@ int fit_command(const FitOptions& o) {
   fo.cv_variant = o.cv == "all" || o.cv == "both" || o.cv == "variant";
   fo.cv_family = o.cv == "all" || o.cv == "family";
   fo.cross_profiles = o.cross;
+  fo.unseen_profiles = o.unseen;
+  // Before anything is read or written: the residuals must not land on an input.
+  NamedPaths inputs = {{"--profile", o.profile}};
+  for (const std::string& c : o.cross) inputs.emplace_back("--cross", c);
+  for (const std::string& u : o.unseen) inputs.emplace_back("--unseen", u);
+  try {
+    require_outputs_apart(inputs, {{"--residuals", o.residuals}});
+  } catch (const OutputError& e) {
+    throw CommandError{kExitUsage, e.what()};
+  }
   // Writing the coefficients rewrites the profile: hold its lock from the read to the write (a
   // concurrent tune's pairs would be lost otherwise), and fit what a stopped tune's journal holds.
   std::optional<ProfileLock> lock;
@@ -72,20 +82,36 @@ int fit_command(const FitOptions& o) {
   } catch (const std::invalid_argument& e) {
     throw CommandError{kExitUsage, e.what()};
   }
+  // The residuals are staged before the profile changes and renamed after it: a residuals path
+  // that cannot be written leaves the profile as it was, and a failed coefficient write leaves
+  // no residuals behind.
+  std::optional<StagedOutput> residuals;
+  if (!o.residuals.empty()) {
+    try {
+      residuals.emplace(o.residuals, fit::residuals_csv(r));
+    } catch (const OutputError& e) {
+      throw CommandError{kExitFailure, std::string(e.what()) + " (nothing written)"};
+    }
+  }
+  const std::string text = o.json ? fit::render_json(r).dump(2) + "\n" : fit::render_text(r);
   if (!o.no_write) {
     try {
       fit::write_coefficients(o.profile, r);
     } catch (const std::exception& e) {
+      // The report is the fit's result even when the profile cannot take the coefficients.
+      std::fwrite(text.data(), 1, text.size(), stdout);
       throw CommandError{kExitFailure, std::string("cannot write the coefficients: ") + e.what()};
     }
     if (!o.quiet) std::fprintf(stderr, "flashtune fit: coefficients written to %s\n", o.profile.c_str());
   }
-  if (!o.residuals.empty()) {
-    std::ofstream out(o.residuals, std::ios::binary);
-    out << fit::residuals_csv(r);
-    if (!out) throw CommandError{kExitFailure, "cannot write " + o.residuals};
+  if (residuals) {
+    try {
+      residuals->commit();
+    } catch (const OutputError& e) {
+      std::fwrite(text.data(), 1, text.size(), stdout);
+      throw CommandError{kExitFailure, e.what()};
+    }
   }
-  const std::string text = o.json ? fit::render_json(r).dump(2) + "\n" : fit::render_text(r);
   std::fwrite(text.data(), 1, text.size(), stdout);
   return kExitOk;
 }
@@ -97,11 +123,17 @@ void register_fit(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("fit", "Fit the model's coefficients to a measured profile and report its accuracy");
   sub->add_option("--profile", o->profile, "Measured profile (profiles/<gpu>.json); the coefficients are written into it")
       ->required();
-  sub->add_option("--free", o->free, "Comma-separated coefficients to fit (default: the 9 of docs/fit.md)");
+  // The count from the fit itself, so the help cannot drift from it.
+  sub->add_option("--free", o->free, "Comma-separated coefficients to fit (default: the " +
+                                         std::to_string(fit::default_free_coefficients().size()) +
+                                         " of docs/fit.md)");
   sub->add_option("--cv", o->cv,
                   "Cross-validation: all (default: workload, variant and family), both (workload and variant), "
                   "workload, variant, family (tensor-core against SIMT) or none");
   sub->add_option("--cross", o->cross, "Other GPUs' profiles to predict with the fitted coefficients");
+  sub->add_option("--unseen", o->unseen,
+                  "Profiles of workloads the fit never sees (profiles/unseen/*.json, any GPU): scored with the "
+                  "coefficients fitted here (MAPE, Spearman, top-1 and top-3 regret, top 5% within 2%)");
   sub->add_option("--residuals", o->residuals, "Write every point's measured and predicted times (CSV)");
   sub->add_flag("--no-write", o->no_write, "Report only; leave the profile as it is");
   sub->add_flag("--json", o->json, "Print the report as JSON");

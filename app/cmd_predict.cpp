@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -23,6 +24,7 @@
 #include "model/prediction_json.h"
 #include "model/profile.h"
 #include "model/rank.h"
+#include "model/workload_limits.h"
 #include "tuner/config_select.h"
 
 namespace flashtune::app {
@@ -62,8 +64,6 @@ Workload workload_of(const PredictOptions& o) {
   w.N = o.N;
   w.d = o.d;
   w.causal = o.causal;
-  if (w.B < 1) throw BadInput("B=" + std::to_string(w.B) + ": must be >= 1");
-  if (w.N < 1) throw BadInput("N=" + std::to_string(w.N) + ": must be >= 1");
   if (given(o.scale_opt)) {
     if (!(o.scale > 0.0f) || !std::isfinite(o.scale))
       throw BadInput("scale=" + number_text(o.scale) + ": must be a positive finite number");
@@ -78,6 +78,9 @@ Workload workload_of(const PredictOptions& o) {
     for (int x : dims) list += (list.empty() ? "" : ", ") + std::to_string(x);
     throw BadInput("unsupported d=" + std::to_string(w.d) + " (compiled: " + list + ")");
   }
+  // The same limits run and tune check: a workload no kernel accepts, or whose counts overflow,
+  // has no time to predict.
+  if (const auto why = model::workload_limit_error(w)) throw BadInput(*why);
   return w;
 }
 
@@ -97,6 +100,24 @@ model::ModelProfile profile_of(const PredictOptions& o) {
   } catch (const std::runtime_error& e) {
     throw BadInput(e.what());
   }
+}
+
+// What the output says the coefficients came from: a profile without fitted coefficients leaves
+// the model's defaults in place, and saying "p.json" there would claim otherwise.
+std::string coefficients_source(const model::ModelProfile& profile) {
+  if (profile.path.empty()) return "defaults";
+  if (profile.fitted_coefficients == 0) return "defaults (" + profile.path + " holds no fitted coefficients)";
+  return profile.path;
+}
+
+// Coefficients fitted on one GPU describe that GPU's efficiencies; on another they mislead.
+void warn_if_other_gpu(const model::ModelProfile& profile, const model::GpuSpec& gpu) {
+  if (profile.path.empty() || profile.gpu_spec.empty()) return;
+  const std::string stem = std::filesystem::path(gpu.file).stem().string();
+  if (profile.gpu_spec != stem)
+    std::fprintf(stderr, "flashtune predict: warning: %s was measured on %s (%s), predicting for %s (%s)\n",
+                 profile.path.c_str(), profile.gpu_name.c_str(), profile.gpu_spec.c_str(), gpu.name.c_str(),
+                 stem.c_str());
 }
 
 std::optional<Variant> variant_of(const PredictOptions& o) {
@@ -230,6 +251,7 @@ int predict_command(const PredictOptions& o) {
     w = workload_of(o);
     gpu = gpu_of(o);
     profile = profile_of(o);
+    warn_if_other_gpu(profile, gpu);
     model::Ranking ranking = model::rank_configs(w, configs_of(o, w), gpu, profile, catalog);
     if (!o.all && !ranking.refused.empty())
       throw BadInput(ranking.refused.front().config.name() + " cannot run on " + gpu.name + ": " +
@@ -254,7 +276,7 @@ int predict_command(const PredictOptions& o) {
                           {"gpu", model::gpu_json(gpu)},
                           {"workload", model::workload_json(w)},
                           {"coefficients", model::coefficients_json(profile.coefficients)},
-                          {"coefficients_from", profile.path.empty() ? "defaults" : profile.path},
+                          {"coefficients_from", coefficients_source(profile)},
                           {"precision", o.precision}};
     nlohmann::json results = nlohmann::json::array();
     for (const Row& r : rows) {
@@ -272,7 +294,7 @@ int predict_command(const PredictOptions& o) {
 
   std::printf("%s (%s), B=%lld N=%lld d=%d %s, precision %s, coefficients: %s\n", gpu.name.c_str(), gpu.file.c_str(),
               w.B, w.N, w.d, w.causal ? "causal" : "non-causal", o.precision.c_str(),
-              profile.path.empty() ? "defaults" : profile.path.c_str());
+              coefficients_source(profile).c_str());
   if (rows.empty()) {
     std::printf("no config can run this workload on %s\n", gpu.name.c_str());
   } else {

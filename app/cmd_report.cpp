@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <exception>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <string>
 
@@ -16,12 +15,15 @@
 #include "plots/gnuplot_runner.h"
 #include "plots/plot_session.h"
 #include "plots/report.h"
+#include "tuner/output_file.h"
 
 namespace flashtune::app {
 namespace {
 
 int report_command(const PlotOptions& o) {
   try {
+    const std::string path = o.out + "/report.md";
+    require_outputs_apart({{"--profile", o.profile}}, {{"--out", path}});
     const plots::PlotSession s = plots::open_plot_session(o.profile, o.gpu_spec);
     plots::ensure_directory(o.out);
     plots::ReportInput in;
@@ -36,9 +38,7 @@ int report_command(const PlotOptions& o) {
       std::fprintf(stderr, "%s; writing the report without plots\n", plots::gnuplot_missing_message());
       in.plots_note = std::string("No plots: ") + plots::gnuplot_missing_message() + ".";
     }
-    const std::string path = o.out + "/report.md";
-    std::ofstream f(path);
-    if (!f || !(f << plots::render_report(in))) throw std::runtime_error(path + ": cannot write file");
+    write_output_atomic(path, plots::render_report(in));
     std::printf("%s\n", path.c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s\n", e.what());

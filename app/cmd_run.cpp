@@ -6,9 +6,11 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,9 +21,11 @@
 #include "exit_codes.h"
 #include "kernels/reference.h"
 #include "kernels/registry.h"
+#include "model/workload_limits.h"
 #include "tuner/config_select.h"
 #include "tuner/device_check.h"
 #include "tuner/npy.h"
+#include "tuner/output_file.h"
 #include "tuner/timing_harness.h"
 #include "tuner/verify.h"
 
@@ -100,6 +104,11 @@ ResolvedInputs resolve_inputs(const RunOptions& o) {
     const npy::Header h = npy::read_header(o.q_path);
     if (h.shape.size() != 3)
       throw UsageError(o.q_path + ": shape " + npy::shape_string(h.shape) + ", expected 3 dimensions [B, N, d]");
+    // Checked before narrowing: a dimension of 4294967360 must not read as d=64.
+    for (const std::size_t dim : h.shape)
+      if (dim > static_cast<std::size_t>(INT_MAX))
+        throw UsageError(o.q_path + ": shape " + npy::shape_string(h.shape) + " has a dimension above " +
+                         std::to_string(INT_MAX));
     w.B = given(o.B_opt) ? o.B : static_cast<long long>(h.shape[0]);
     w.N = given(o.N_opt) ? o.N : static_cast<long long>(h.shape[1]);
     w.d = given(o.d_opt) ? o.d : static_cast<int>(h.shape[2]);
@@ -107,6 +116,7 @@ ResolvedInputs resolve_inputs(const RunOptions& o) {
   require_at_least_one("B", w.B);
   require_at_least_one("N", w.N);
   require_compiled_head_dim(w.d);
+  if (const auto why = model::workload_limit_error(w)) throw UsageError(*why);
   if (files > 0) {
     const std::vector<std::size_t> shape = {std::size_t(w.B), std::size_t(w.N), std::size_t(w.d)};
     r.q = npy::read_f32(o.q_path, shape).data;
@@ -137,6 +147,22 @@ void validate_run_options(const RunOptions& o) {
     throw UsageError("max-samples=" + std::to_string(o.max_samples) + ": must be >= min-samples (" +
                      std::to_string(o.min_samples) + ")");
   if (o.all_configs && !o.out_path.empty()) throw UsageError("--out needs a single config, not --all-configs");
+  if (o.device < 0) throw UsageError("device=" + std::to_string(o.device) + ": must be >= 0");
+  if (!(o.warmup_ms >= 0)) throw UsageError("warmup-ms=" + number_text(o.warmup_ms) + ": must be >= 0");
+  // --out is checked before the GPU runs anything: its folder must exist, and it must not be an input.
+  if (!o.out_path.empty()) {
+    namespace fs = std::filesystem;
+    const fs::path out(o.out_path);
+    const fs::path dir = out.has_parent_path() ? out.parent_path() : fs::path(".");
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) throw UsageError("--out " + o.out_path + ": folder " + dir.string() + " does not exist");
+    if (fs::is_directory(out, ec)) throw UsageError("--out " + o.out_path + " is a folder");
+    try {
+      require_outputs_apart({{"--q", o.q_path}, {"--k", o.k_path}, {"--v", o.v_path}}, {{"--out", o.out_path}});
+    } catch (const OutputError& e) {
+      throw UsageError(e.what());
+    }
+  }
   if (o.auto_config) {
     const char* pinned = !o.variant.empty() ? "--variant" : given(o.Br_opt) ? "--Br" : given(o.Bc_opt) ? "--Bc"
                          : !o.layout.empty() ? "--layout" : o.all_configs ? "--all-configs" : nullptr;

@@ -112,6 +112,7 @@ void validate_options(const TuneOptions& o) {
     throw CommandError{kExitUsage, "devices=" + o.devices + ": only 'all' is supported (or --device N for one GPU)"};
   if (!o.devices.empty() && given(o.device_opt))
     throw CommandError{kExitUsage, "--device and --devices all exclude each other"};
+  if (o.device < 0) throw CommandError{kExitUsage, "device=" + std::to_string(o.device) + ": must be >= 0"};
   if (o.backend != "cuda" && o.backend != "fake")
     throw CommandError{kExitUsage, "backend=" + o.backend + ": known: cuda, fake"};
   if (o.fake_delay_ms < 0 || (o.fake_delay_ms > 0 && o.backend != "fake"))

@@ -2,13 +2,34 @@
 // cmd_*.cpp and registers itself here; exit codes are in app/exit_codes.h.
 #include <CLI/CLI.hpp>
 
+#include <csignal>
 #include <cstdio>
 #include <exception>
+#include <string>
 
+#include "cli_numbers.h"
 #include "commands.h"
 #include "exit_codes.h"
 
+namespace {
+
+// A write cut short shows up in stdout's error flag, or in the final flush (> /dev/full, a closed
+// pipe): a command whose output never arrived must not exit 0.
+int checked_stdout(int code) {
+  const bool flushed = std::fflush(stdout) == 0;
+  if (!flushed || std::ferror(stdout)) {
+    std::fprintf(stderr, "flashtune: cannot write to standard output\n");
+    return code == flashtune::app::kExitOk ? flashtune::app::kExitFailure : code;
+  }
+  return code;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  // A file-size limit (ulimit -f) must fail the write with EFBIG and a message, not kill the
+  // process half-way through a file.
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"flashtune: predict and tune fp32 FlashAttention forward kernels on NVIDIA GPUs"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "flashtune 0.1.0");
@@ -23,10 +44,24 @@ int main(int argc, char** argv) {
   flashtune::app::register_fit(app);
   flashtune::app::register_compare(app);
   flashtune::app::register_merge(app);
+  flashtune::app::require_strict_numbers(app);
+  // CLI11 answers an unknown command with "A subcommand is required"; name it instead.
+  const auto is_command = [&app](const char* name) {
+    for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+      if (sub->check_name(name)) return true;
+    return false;
+  };
+  if (argc > 1 && argv[1][0] != '-' && !is_command(argv[1])) {
+    std::string known;
+    for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+      known += (known.empty() ? "" : ", ") + sub->get_name();
+    std::fprintf(stderr, "flashtune: unknown command '%s' (known: %s)\n", argv[1], known.c_str());
+    return flashtune::app::kExitUsage;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? flashtune::app::kExitOk : flashtune::app::kExitUsage;
+    return checked_stdout(app.exit(e) == 0 ? flashtune::app::kExitOk : flashtune::app::kExitUsage);
   }
-  return flashtune::app::run_selected();
+  return checked_stdout(flashtune::app::run_selected());
 }

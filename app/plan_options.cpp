@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "exit_codes.h"
+#include "model/workload_limits.h"
 
 namespace flashtune::app {
 namespace {
@@ -50,6 +51,8 @@ void validate_plan_options(const PlanCliOptions& o) {
     throw CommandError{kExitUsage, "--strategy model needs --top-k K"};
   if (s == TuneStrategy::Exhaustive && given(o.top_k_opt))
     throw CommandError{kExitUsage, "--top-k goes with --strategy model"};
+  if (given(o.top_k_opt) && o.top_k < 1)
+    throw CommandError{kExitUsage, "top-k=" + std::to_string(o.top_k) + ": must be >= 1"};
   precision_of(o);
 }
 
@@ -76,6 +79,7 @@ std::vector<NamedWorkload> workloads_of(const PlanCliOptions& o) {
     nw.workload.N = o.N;
     nw.workload.d = o.d;
     nw.workload.causal = o.causal;
+    if (const auto why = model::workload_limit_error(nw.workload)) throw CommandError{kExitUsage, *why};
     nw.name = o.name.empty() ? default_workload_name(nw.workload) : o.name;
     cli.workloads.push_back(nw);
     sets.push_back(cli);

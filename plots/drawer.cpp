@@ -7,30 +7,66 @@
 #include <stdexcept>
 
 #include "plots/plot_set.h"
+#include "tuner/output_file.h"
 
 namespace flashtune::plots {
 namespace {
 
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  if (!out || !(out << text)) throw std::runtime_error(path + ": cannot write file");
+// An output path that names one of the command's inputs is refused before anything is written.
+void require_not_input(const std::string& path, const std::vector<std::string>& inputs) {
+  for (const std::string& in : inputs)
+    if (!in.empty() && same_file(path, in)) throw std::runtime_error(path + ": would overwrite the input " + in);
+}
+
+// gnuplot exits 0 when its output hits a full disk or a file-size limit, leaving a truncated
+// file: an SVG must end with its closing tag and a PNG with its IEND chunk.
+bool plot_file_complete(const std::string& path, const std::string& term) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return false;
+  const std::streamoff size = in.tellg();
+  const std::streamoff tail_size = std::min<std::streamoff>(size, 64);
+  std::string tail(static_cast<std::size_t>(tail_size), '\0');
+  in.seekg(size - tail_size);
+  in.read(tail.data(), tail_size);
+  if (term == "svg") return tail.find("</svg>") != std::string::npos;
+  static const char kIend[] = {'I', 'E', 'N', 'D', '\xAE', '\x42', '\x60', '\x82'};
+  return tail.size() >= 8 && tail.compare(tail.size() - 8, 8, std::string(kIend, 8)) == 0;
 }
 
 }  // namespace
 
 void Drawer::draw(const std::string& stem, const std::string& tmpl, const std::string& data, GnuplotVars vars) const {
   const std::string dat = r_.out_dir + "/" + stem + ".dat";
-  write_file(dat, data);
+  for (const char* ext : {".dat", ".svg", ".png"}) require_not_input(r_.out_dir + "/" + stem + ext, r_.inputs);
+  // Each file is written under a temporary name and renamed when complete: a failed or cut-short
+  // write leaves the previous file as it was.
+  write_output_atomic(dat, data);
   vars.emplace_back("dat", gnuplot_quote(dat));
   vars.emplace_back("gpu", gnuplot_quote(r_.gpu_name));
   // `load common` in the templates: a relative name resolves against gnuplot's working
   // directory, so pass the full path.
   vars.emplace_back("common", gnuplot_quote(r_.template_dir + "/common.gp"));
   for (const char* term : {"svg", "png"}) {
+    const std::string out = r_.out_dir + "/" + stem + "." + term;
+    const std::string temp = r_.out_dir + "/." + stem + "." + term + ".tmp";
     GnuplotVars v = vars;
     v.emplace_back("term", gnuplot_quote(term));
-    v.emplace_back("out", gnuplot_quote(r_.out_dir + "/" + stem + "." + term));
-    run_gnuplot(r_.gnuplot, r_.template_dir + "/" + tmpl + ".gp", v);
+    v.emplace_back("out", gnuplot_quote(temp));
+    try {
+      run_gnuplot(r_.gnuplot, r_.template_dir + "/" + tmpl + ".gp", v);
+    } catch (...) {
+      std::remove(temp.c_str());
+      throw;
+    }
+    if (!plot_file_complete(temp, term)) {
+      std::remove(temp.c_str());
+      throw std::runtime_error(out + ": gnuplot wrote an incomplete file (disk full or file-size limit?); the previous "
+                                     "plot is unchanged");
+    }
+    if (std::rename(temp.c_str(), out.c_str()) != 0) {
+      std::remove(temp.c_str());
+      throw std::runtime_error(out + ": cannot replace it with the new plot");
+    }
   }
 }
 

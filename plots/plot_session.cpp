@@ -44,6 +44,7 @@ std::vector<PlotOutcome> draw_session(const PlotSession& s, const std::string& o
   r.coefficients = s.coefficients;
   r.points = &s.points;
   r.heatmap_workloads = select_heatmap_workloads(s.profile, heatmaps);
+  r.inputs = {s.profile.path, s.gpu.file};
   return draw_all_plots(r);
 }
 

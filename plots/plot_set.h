@@ -21,6 +21,7 @@ struct PlotRequest {
   model::Coefficients coefficients;  // the ones the points were predicted with (model lines)
   const std::vector<PlotPoint>* points = nullptr;
   std::vector<std::string> heatmap_workloads;  // one heatmap each (select_heatmap_workloads())
+  std::vector<std::string> inputs;  // files read (profile, spec): no output may be written over one
 };
 
 struct PlotOutcome {

@@ -1,0 +1,47 @@
+# The tests of the host-only libraries (no CUDA, no flashtune binary): the ones the host-only
+# sanitizer build (FLASHTUNE_HOST_ONLY, scripts/sanitize_host.sh) runs, and part of every build.
+
+# Tuner: host-only unit tests (no GPU needed).
+flashtune_add_test(tuner_npy_test SOURCES tuner_npy_test.cpp LIBS flashtune_tuner_host)
+flashtune_add_test(tuner_sample_stats_test SOURCES tuner_sample_stats_test.cpp LIBS flashtune_tuner_host)
+
+flashtune_add_test(tuner_config_select_test SOURCES tuner_config_select_test.cpp LIBS flashtune_tuner_host)
+
+# Model (host-only, no GPU): counts, bank simulation, occupancy, spec loader, prediction.
+foreach(t model_bank_sim_test model_counts_test model_occupancy_test model_gpu_spec_test model_predict_test
+          model_profile_test)
+  flashtune_add_test(${t} SOURCES ${t}.cpp LIBS flashtune_model)
+  target_compile_definitions(${t} PRIVATE FLASHTUNE_TEST_GPU_DIR="${PROJECT_SOURCE_DIR}/configs/gpus")
+endforeach()
+
+flashtune_add_test(kernels_traits_test SOURCES kernels_traits_test.cpp LIBS flashtune_traits flashtune_model)
+# The traits' register estimates against the full build's ptxas report (host only).
+flashtune_add_test(kernels_registers_test SOURCES kernels_registers_test.cpp
+                   LIBS flashtune_model nlohmann_json::nlohmann_json)
+target_compile_definitions(kernels_registers_test PRIVATE FLASHTUNE_TEST_DATA_DIR="${CMAKE_CURRENT_SOURCE_DIR}/data"
+  FLASHTUNE_TEST_GPU_DIR="${PROJECT_SOURCE_DIR}/configs/gpus")
+
+# Tuner: profile, workload files, plan, export (host) and the tune runner's resume with a fake
+# backend (host; no GPU).
+flashtune_add_test(tuner_profile_test SOURCES tuner_profile_test.cpp LIBS flashtune_tune_core)
+target_compile_definitions(tuner_profile_test PRIVATE FLASHTUNE_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+  FLASHTUNE_TEST_GPU_DIR="${PROJECT_SOURCE_DIR}/configs/gpus")
+flashtune_add_test(tuner_tune_resume_test SOURCES tuner_tune_resume_test.cpp LIBS flashtune_tune_core)
+
+# The coefficient fit (host-only) and `flashtune fit` from the outside.
+flashtune_add_test(fit_test SOURCES fit_test.cpp LIBS flashtune_fit)
+target_compile_definitions(fit_test PRIVATE FLASHTUNE_TEST_GPU_DIR="${PROJECT_SOURCE_DIR}/configs/gpus")
+
+flashtune_add_test(shipped_profile_test SOURCES shipped_profile_test.cpp LIBS flashtune_tune_core)
+target_compile_definitions(shipped_profile_test PRIVATE FLASHTUNE_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+
+# The model's counts against the shipped H200 profile's CUPTI counters, term by term (host-only).
+flashtune_add_test(model_counter_check_test SOURCES model_counter_check_test.cpp LIBS flashtune_model flashtune_plots)
+target_compile_definitions(model_counter_check_test PRIVATE
+  FLASHTUNE_SHIPPED_H200_PROFILE="${PROJECT_SOURCE_DIR}/profiles/nvidia-h200.json")
+
+# Hostile input against the loaders and writers: strict JSON, size limits, .npy lengths, the one
+# profile value check, outputs that cannot destroy (host-only, so the sanitizer build runs it).
+flashtune_add_test(hardening_test SOURCES hardening_test.cpp LIBS flashtune_tune_core flashtune_tuner_host flashtune_plots)
+target_compile_definitions(hardening_test PRIVATE FLASHTUNE_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+  FLASHTUNE_FIXTURE_PROFILE="${CMAKE_CURRENT_SOURCE_DIR}/data/fixture_profile.json")
