@@ -59,6 +59,15 @@ int fit_command(const FitOptions& o) {
   } catch (const OutputError& e) {
     throw CommandError{kExitUsage, e.what()};
   }
+  // The other profiles are read before the fit, so a bad --cross or --unseen file is named at
+  // once rather than after minutes of fitting.
+  for (std::size_t i = 1; i < inputs.size(); ++i) {
+    try {
+      (void)load_profile(inputs[i].second);
+    } catch (const ProfileError& e) {
+      throw CommandError{kExitUsage, e.what()};
+    }
+  }
   // Writing the coefficients rewrites the profile: hold its lock from the read to the write (a
   // concurrent tune's pairs would be lost otherwise), and fit what a stopped tune's journal holds.
   std::optional<ProfileLock> lock;

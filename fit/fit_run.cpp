@@ -1,6 +1,8 @@
 #include "fit/fit_run.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdarg>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -17,11 +19,32 @@ std::string fixed(double v, int digits) {
   return buf;
 }
 
+// snprintf into a string of the length it needs: a long label or a huge error must not cut the
+// row (a 256-byte buffer dropped the line break of long rows).
+std::string formatted(const char* format, ...) __attribute__((format(printf, 1, 2)));
+std::string formatted(const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  va_list again;
+  va_copy(again, args);
+  const int n = std::vsnprintf(nullptr, 0, format, args);
+  va_end(args);
+  std::string out(n > 0 ? static_cast<std::size_t>(n) : 0, '\0');
+  if (n > 0) std::vsnprintf(out.data(), out.size() + 1, format, again);
+  va_end(again);
+  return out;
+}
+
+// A model that predicts every config of a workload alike (the roofline) has no rank order:
+// its Spearman is undefined, shown as "-" rather than "nan".
+std::string spearman_cell(double rho, int width) {
+  return std::isfinite(rho) ? formatted("%*.3f", width, rho) : std::string(std::size_t(width - 1), ' ') + "-";
+}
+
 std::string row_text(const std::string& label, const AccuracyMetrics& m) {
-  char buf[256];
-  std::snprintf(buf, sizeof buf, "  %-44s %6d %7.1f %7.1f %8.1f %8.3f %7.3f %8.1f %8.1f\n", label.c_str(), m.points, m.mape,
-                m.median_ape, m.max_ape, m.median_spearman, m.min_spearman, m.median_regret, m.max_regret);
-  return buf;
+  return formatted("  %-44s %6d %7.1f %7.1f %8.1f ", label.c_str(), m.points, m.mape, m.median_ape, m.max_ape) +
+         spearman_cell(m.median_spearman, 8) + " " + spearman_cell(m.min_spearman, 7) +
+         formatted(" %8.1f %8.1f\n", m.median_regret, m.max_regret);
 }
 
 nlohmann::ordered_json metrics_json(const AccuracyMetrics& m) {

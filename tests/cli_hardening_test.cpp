@@ -87,6 +87,16 @@ TEST(CliHardening, FitWritesCoefficientsAndResidualsTogether) {
   EXPECT_NE(read_all(p).find("\"fit\""), std::string::npos);
 }
 
+TEST(CliHardening, FitNamesABadCrossProfileBeforeFittingAndPrintsNoNan) {
+  auto r = run_flashtune("fit --profile '" + data("fixture_profile.json") + "' --no-write --cross /nonexistent.json" +
+                         kFastFit);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_EQ(line_count(r.output), 1u) << r.output;
+  r = run_flashtune("fit --profile '" + data("fixture_profile.json") + "' --no-write" + kFastFit);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("nan"), std::string::npos) << "the roofline's undefined Spearman: " << r.output;
+}
+
 TEST(CliHardening, ExportOutOverTheProfileIsRefused) {
   TempDir dir("h_export_same");
   const std::string p = fixture_copy(dir);
