@@ -20,6 +20,9 @@ std::optional<std::string> number_problem(const std::string& text, NumberKind ki
     errno = 0;
     (void)std::strtoll(text.c_str(), nullptr, 10);
     if (errno == ERANGE) return quoted + " is out of range (at most 9223372036854775807)";
+    // CLI11 reads a leading zero as octal ("010" is 8, "091" an error): refused as ambiguous.
+    const std::size_t first = text[0] == '-' || text[0] == '+' ? 1 : 0;
+    if (text.size() > first + 1 && text[first] == '0') return quoted + " has a leading zero";
     return std::nullopt;
   }
   // strtod accepts leading blanks, hex floats, "nan" and "inf": only plain decimals pass here.

@@ -6,41 +6,11 @@
 #include <stdexcept>
 
 namespace flashtune::plots {
-namespace {
-
-// Integer after `prefix` at the start of `part` ("d64" with prefix "d" -> 64); -1 when absent.
-int number_after(const std::string& part, const std::string& prefix) {
-  if (part.compare(0, prefix.size(), prefix) != 0 || part.size() == prefix.size()) return -1;
-  int value = 0;
-  for (std::size_t i = prefix.size(); i < part.size(); ++i) {
-    if (part[i] < '0' || part[i] > '9' || value > 100000) return -1;
-    value = value * 10 + (part[i] - '0');
-  }
-  return value;
-}
-
-}  // namespace
 
 TileConfig parse_config_name(const std::string& text) {
-  std::vector<std::string> parts(1);
-  for (char ch : text) {
-    if (ch == '/') parts.emplace_back();
-    else parts.back() += ch;
-  }
-  const auto bad = [&]() { return std::invalid_argument("config '" + text + "': expected variant/dD/brRxbcC/layout"); };
-  if (parts.size() != 4) throw bad();
-  TileConfig c;
-  const auto variant = parse_variant(parts[0]);
-  const auto layout = parse_layout(parts[3]);
-  const std::size_t x = parts[2].find('x');
-  if (!variant || !layout || x == std::string::npos) throw bad();
-  c.variant = *variant;
-  c.layout = *layout;
-  c.d = number_after(parts[1], "d");
-  c.Br = number_after(parts[2].substr(0, x), "br");
-  c.Bc = number_after(parts[2].substr(x + 1), "bc");
-  if (c.d <= 0 || c.Br <= 0 || c.Bc <= 0) throw bad();
-  return c;
+  // The tuner's parser: one reading of a config name for every profile reader.
+  if (const auto c = flashtune::parse_config_name(text)) return *c;
+  throw std::invalid_argument("config '" + text + "': expected variant/dD/brRxbcC/layout");
 }
 
 PlotProfile load_plot_profile(const std::string& path) {

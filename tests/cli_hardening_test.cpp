@@ -213,7 +213,10 @@ TEST(CliHardening, TuneAndRunRefuseTheSameWorkloads) {
 TEST(CliHardening, NumbersAreStrict) {
   for (const char* args : {"predict --gpu h200 --B \"\" --N 1024 --d 64 --all",
                            "predict --gpu h200 --B 4 --N 1024 --d 64 --all --scale 1e39",
-                           "predict --gpu h200 --B 010x --N 1024 --d 64 --all", "run --B 2 --N 64 --d 64 --warmup-ms nan",
+                           "predict --gpu h200 --B 010x --N 1024 --d 64 --all",
+                           // found by fuzz_cli_numbers: CLI11 reads a leading zero as octal
+                           "predict --gpu h200 --B 091 --N 1024 --d 64 --all",
+                           "predict --gpu h200 --B 010 --N 1024 --d 64 --all", "run --B 2 --N 64 --d 64 --warmup-ms nan",
                            "run --B 2 --N 64 --d 64 --time-cap inf"}) {
     const auto r = run_flashtune(args);
     EXPECT_EQ(r.exit_code, 2) << args << ": " << r.output;

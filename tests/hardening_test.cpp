@@ -281,6 +281,13 @@ TEST(ProfileCheck, DuplicatePairsSchemaAndUnsupportedDAreRefusedEverywhere) {
   expect_profile_refused(p, {"measurements[0].counters.dram__bytes_read.sum"});
 }
 
+// Found by fuzz_config_name: sscanf read "br-16" and the name wrote it back the same.
+TEST(ProfileCheck, ConfigNamesWithASignAreRefusedByBothParsers) {
+  EXPECT_FALSE(flashtune::parse_config_name("row_smem/d32/br-16xbc32/plain"));
+  EXPECT_THROW(flashtune::plots::parse_config_name("row_smem/d32/br-16xbc32/plain"), std::invalid_argument);
+  EXPECT_TRUE(flashtune::parse_config_name("row_smem/d32/br16xbc32/plain"));
+}
+
 // ---- outputs that cannot destroy -----------------------------------------------------------
 
 TEST(OutputFile, SameFileSeesThroughDotsAndLinks) {

@@ -433,6 +433,9 @@ std::optional<TileConfig> parse_config_name(const std::string& name) {
   char tail = 0;
   if (std::sscanf(name.substr(a + 1, b - a - 1).c_str(), "d%d%c", &d, &tail) != 1) return std::nullopt;
   if (std::sscanf(name.substr(b + 1, c - b - 1).c_str(), "br%dxbc%d%c", &br, &bc, &tail) != 2) return std::nullopt;
+  // sscanf reads "br-16" as -16 and name() writes it back the same: a sign is refused here (found
+  // by fuzz_config_name).
+  if (d <= 0 || br <= 0 || bc <= 0) return std::nullopt;
   TileConfig t{*variant, d, br, bc, *layout};
   if (t.name() != name) return std::nullopt;
   return t;
