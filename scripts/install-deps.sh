@@ -6,7 +6,8 @@ set -euo pipefail
 
 packages=(cmake g++ make ninja-build libeigen3-dev nlohmann-json3-dev libgtest-dev libgmock-dev
           libcli11-dev libbenchmark-dev gnuplot-nox python3
-          munge slurmctld slurmd slurm-client)  # the Slurm test's single-node cluster (tests/slurm/)
+          munge slurmctld slurmd slurm-client  # the Slurm test's single-node cluster (tests/slurm/)
+          clang libclang-rt-dev llvm)  # the ASan/UBSan build and libFuzzer (scripts/sanitize_host.sh)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -10,3 +10,8 @@ export PATH=/usr/local/cuda/bin:$PATH
 cmake --preset "$preset" -G Ninja
 cmake --build --preset "$preset" -j "$(nproc)"
 ctest --preset "$preset" -j "$(nproc)"
+# The host-only code under ASan + UBSan (clang) and every fuzz target for a bounded time; the
+# executions per target are in the log. FLASHTUNE_FUZZ_SECONDS=0 skips fuzzing.
+if [ "$preset" = default ]; then
+  scripts/sanitize_host.sh "${FLASHTUNE_FUZZ_SECONDS:-10}"
+fi
