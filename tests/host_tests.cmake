@@ -14,6 +14,8 @@ foreach(t model_bank_sim_test model_counts_test model_occupancy_test model_gpu_s
   target_compile_definitions(${t} PRIVATE FLASHTUNE_TEST_GPU_DIR="${PROJECT_SOURCE_DIR}/configs/gpus")
 endforeach()
 
+# Kernels' traits (host only); links the model for its bank-conflict simulation of the tensor-core
+# fragment reads.
 flashtune_add_test(kernels_traits_test SOURCES kernels_traits_test.cpp LIBS flashtune_traits flashtune_model)
 # The traits' register estimates against the full build's ptxas report (host only).
 flashtune_add_test(kernels_registers_test SOURCES kernels_registers_test.cpp
