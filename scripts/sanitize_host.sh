@@ -9,8 +9,8 @@ cd "$(dirname "$0")/.."
 seconds=${1:-20}
 build=${BUILD:-$PWD/build-asan}
 start=$(date +%s)
-# -O1 -g1: line tables are enough for ASan's stack traces and compile in about half the time of
-# -O2 -g on the 2-core CI machine.
+# -O1 -g1: line tables are enough for ASan's stack traces; full debug info and -O2 only cost
+# compile time on the 2-core CI machine.
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="-O1 -g1" -DCMAKE_CXX_COMPILER=clang++ \
   -DFLASHTUNE_HOST_ONLY=ON -DFLASHTUNE_SANITIZE=ON -DFLASHTUNE_FUZZ=ON -DFLASHTUNE_BUILD_BENCH=OFF > /dev/null
 cmake --build "$build" -j "$(nproc)"
@@ -18,7 +18,9 @@ echo "sanitize_host: build $(( $(date +%s) - start )) s"
 # detect_leaks: the tests own what they allocate; a leak is a defect like any other.
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 t0=$(date +%s)
-ctest --test-dir "$build" -j "$(nproc)" --output-on-failure --no-tests=error
+# The shipped-H200-profile checks (eight tests over 1915 measurements, ~30 s each under ASan) are
+# data checks of code the fixture tests cover; the main suite runs them without sanitizers.
+ctest --test-dir "$build" -j "$(nproc)" --output-on-failure --no-tests=error -E '^ShippedH200Profile[.]'
 echo "sanitize_host: tests $(( $(date +%s) - t0 )) s"
 if [ "$seconds" != 0 ]; then
   t0=$(date +%s)
