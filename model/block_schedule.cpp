@@ -42,7 +42,7 @@ std::vector<double> block_works(long long B, long long N, int Br, int Bc, bool h
 // their next completion in real time.
 double simulate(const std::vector<double>& works, int sms, int k, double solo) {
   struct Sm {
-    double virt = 0, since = 0;  // virtual clock at real time `since`
+    double virt = 0;  // virtual clock at the SM's last event
     int version = 0;
     std::priority_queue<double, std::vector<double>, std::greater<double>> finish;
   };
@@ -66,7 +66,6 @@ double simulate(const std::vector<double>& works, int sms, int k, double solo) {
     Sm& x = sm[std::size_t(s)];
     if (version != x.version) continue;  // superseded
     x.virt = x.finish.top();
-    x.since = t;
     x.finish.pop();
     makespan = t;
     if (next < works.size()) x.finish.push(x.virt + works[next++]);
