@@ -11,11 +11,21 @@
 
 namespace flashtune::kernels {
 
+// One operand's addressing on the device (kernels/traits/tensor_strides.h): entry (b, h) starts
+// at b * batch + h * head floats from the base, rows are `row` floats apart (< 2^31, checked on
+// the host by check_tensors).
+struct DeviceStrides {
+  long long batch, head;
+  int row;
+};
+
 struct AttentionParams {
   const float* q;
   const float* k;
   const float* v;
   float* o;
+  DeviceStrides qs, ks, vs, os;
+  int heads;          // B = batch x heads
   long long B;
   int N;
   int q_tiles;        // ceil(N / Br)
@@ -39,15 +49,32 @@ __device__ __forceinline__ BlockCoords block_coords(const AttentionParams& p) {
   return {static_cast<int>(blockIdx.x), static_cast<long long>(blockIdx.y)};
 }
 
-// What a block works on, for the kernels that run causal query tiles last-first (the longest
-// blocks start in the first wave and the short ones fill the tail): its query tile, that tile's
-// first row, the K/V tiles it visits, and its batch entry's Q, K, V and O ([N, D] each).
-struct BlockTensors {
-  int q_tile, q0, kv_tiles;
+// One batch entry's Q, K, V and O ([N, D] each, rows q_rs ... floats apart).
+struct EntryTensors {
   const float* q;
   const float* k;
   const float* v;
   float* o;
+  int q_rs, k_rs, v_rs, o_rs;
+};
+
+__device__ __forceinline__ long long entry_offset(const DeviceStrides& s, unsigned b, unsigned h) {
+  return static_cast<long long>(b) * s.batch + static_cast<long long>(h) * s.head;
+}
+
+__device__ __forceinline__ EntryTensors entry_tensors(const AttentionParams& p, long long entry) {
+  // entry < 2^31 (the grid's limit), so a 32-bit division (see block_coords).
+  const unsigned e = static_cast<unsigned>(entry), heads = static_cast<unsigned>(p.heads);
+  const unsigned b = e / heads, h = e - b * heads;
+  return {p.q + entry_offset(p.qs, b, h), p.k + entry_offset(p.ks, b, h), p.v + entry_offset(p.vs, b, h),
+          p.o + entry_offset(p.os, b, h), p.qs.row, p.ks.row, p.vs.row, p.os.row};
+}
+
+// What a block works on, for the kernels that run causal query tiles last-first (the longest
+// blocks start in the first wave and the short ones fill the tail): its query tile, that tile's
+// first row, the K/V tiles it visits, and its batch entry's operands.
+struct BlockTensors : EntryTensors {
+  int q_tile, q0, kv_tiles;
 };
 
 template <int D, int BR, int BC>
@@ -68,8 +95,12 @@ template <int D, int BR, int BC>
 __device__ __forceinline__ BlockTensors block_tensors(const AttentionParams& p) {
   const BlockCoords coords = block_coords(p);
   const int q_tile = p.causal ? p.q_tiles - 1 - coords.q_tile : coords.q_tile;
-  const std::size_t base = static_cast<std::size_t>(coords.batch) * static_cast<std::size_t>(p.N) * D;
-  return {q_tile, q_tile * BR, kv_tile_count<BR, BC>(p, q_tile), p.q + base, p.k + base, p.v + base, p.o + base};
+  BlockTensors t;
+  static_cast<EntryTensors&>(t) = entry_tensors(p, coords.batch);
+  t.q_tile = q_tile;
+  t.q0 = q_tile * BR;
+  t.kv_tiles = kv_tile_count<BR, BC>(p, q_tile);
+  return t;
 }
 
 // Score of (row, key) is masked when the key is past N or, when causal, after the row.
@@ -77,12 +108,13 @@ __device__ __forceinline__ bool masked(const AttentionParams& p, int row, int ke
   return key >= p.N || (p.causal && key > row);
 }
 
-// Cooperative coalesced load of rows [row0, row0 + ROWS) of a [N, D] matrix into a shared tile
-// with rows STRIDE floats apart; rows past N are zero-filled (a zero V row keeps 0 * garbage out
-// of P.V). `mul` scales the values (Q is pre-scaled by scale*log2(e)).
+// Cooperative coalesced load of rows [row0, row0 + ROWS) of a [N, D] matrix whose rows are
+// src_rs floats apart into a shared tile with rows STRIDE floats apart; rows past N are
+// zero-filled (a zero V row keeps 0 * garbage out of P.V). `mul` scales the values (Q is
+// pre-scaled by scale*log2(e)).
 template <int ROWS, int D, int STRIDE, int THREADS>
-__device__ __forceinline__ void load_tile(float* __restrict__ dst, const float* __restrict__ src, int row0, int n,
-                                          float mul = 1.0f) {
+__device__ __forceinline__ void load_tile(float* __restrict__ dst, const float* __restrict__ src, int src_rs, int row0,
+                                          int n, float mul = 1.0f) {
   constexpr int kTotal = traits::tile_float4s(ROWS, D);
   constexpr int kTrips = traits::tile_load_trips(ROWS, D, THREADS);
 #pragma unroll
@@ -92,7 +124,7 @@ __device__ __forceinline__ void load_tile(float* __restrict__ dst, const float* 
       const int r = traits::tile_row_of(idx, D);
       float4 val = make_float4(0.f, 0.f, 0.f, 0.f);
       if (row0 + r < n)
-        val = __ldg(reinterpret_cast<const float4*>(src + static_cast<long long>(row0 + r) * D +
+        val = __ldg(reinterpret_cast<const float4*>(src + static_cast<long long>(row0 + r) * src_rs +
                                                     traits::tile_col_of(idx, D)));
       val.x *= mul;
       val.y *= mul;

@@ -17,6 +17,11 @@ namespace flashtune::kernels {
 
 using KernelFn = void (*)(AttentionParams);
 
+// check_tensors() has bounded the row stride by INT_MAX.
+inline DeviceStrides device_strides(const OperandStrides& s) {
+  return {s.batch, s.head, static_cast<int>(s.row)};
+}
+
 template <class Traits, int D, int BR, int BC, Layout L>
 class TiledKernelInstance final : public KernelInstance {
  public:
@@ -30,9 +35,10 @@ class TiledKernelInstance final : public KernelInstance {
     return check_support(config_, Tile::kThreads, Tile::kSmemBytes, BR, w, dev);
   }
 
-  cudaError_t launch(const float* q, const float* k, const float* v, float* o, const Workload& w,
-                     cudaStream_t stream) const override {
-    if (w.d != D || w.B < 1 || w.N < 1 || w.N > INT_MAX) return cudaErrorInvalidValue;
+  using KernelInstance::launch;
+
+  cudaError_t launch(const AttentionTensors& t, const Workload& w, cudaStream_t stream) const override {
+    if (w.d != D || w.B < 1 || w.N < 1 || w.N > INT_MAX || !check_tensors(t, w)) return cudaErrorInvalidValue;
     const LaunchShape shape = launch_shape(w, BR);
     if (!shape.ok) return cudaErrorInvalidConfiguration;
     if (Tile::kSmemBytes > 48 * 1024) {
@@ -43,8 +49,22 @@ class TiledKernelInstance final : public KernelInstance {
                                Tile::kSmemBytes);
       if (e != cudaSuccess) return e;
     }
-    AttentionParams p{q, k, v, o, w.B, static_cast<int>(w.N), shape.q_tiles, shape.fold_batch ? 1 : 0,
-                      w.causal ? 1 : 0, w.effective_scale() * 1.4426950408889634f};
+    const AttentionStrides& st = t.strides;
+    AttentionParams p{t.q,
+                      t.k,
+                      t.v,
+                      t.o,
+                      device_strides(st.q),
+                      device_strides(st.k),
+                      device_strides(st.v),
+                      device_strides(st.o),
+                      static_cast<int>(st.heads),
+                      w.B,
+                      static_cast<int>(w.N),
+                      shape.q_tiles,
+                      shape.fold_batch ? 1 : 0,
+                      w.causal ? 1 : 0,
+                      w.effective_scale() * 1.4426950408889634f};
     void* args[] = {&p};
     return cudaLaunchKernel(reinterpret_cast<const void*>(fn_), shape.grid, dim3(Tile::kThreads), args,
                             static_cast<std::size_t>(Tile::kSmemBytes), stream);

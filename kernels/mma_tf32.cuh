@@ -23,7 +23,8 @@ using traits::MmaPrecision;
 // Cooperative copy of global rows [row0, row0 + Rows) of a [N, D] matrix, float4 number
 // idx = tid + trip * threads (traits::tile_row_of / tile_col_of), written so that a trip adds a
 // whole number of rows and the column stays the lane's (ptxas then keeps one offset per lane).
-// place(row, col, src, valid) issues the copies of float4 (row, col), source offset src.
+// place(row, col, grow, valid) issues the copies of float4 (row, col) from global row grow
+// (row 0 where the row is past N: its copy is zero-filled).
 template <int D, int Rows, int Threads, class Place>
 __device__ __forceinline__ void copy_tile_async(int tid, int row0, int n, Place place) {
   constexpr int kVecs = traits::tile_float4s(Rows, D);
@@ -35,7 +36,7 @@ __device__ __forceinline__ void copy_tile_async(int tid, int row0, int n, Place 
     if (kVecs % Threads == 0 || tid + trip * Threads < kVecs) {
       const int row = row_of_tid + trip * (Threads / (D / 4));
       const bool valid = row0 + row < n;
-      place(row, col, static_cast<std::size_t>(valid ? row0 + row : 0) * D + col, valid);
+      place(row, col, valid ? row0 + row : 0, valid);
     }
   }
 }
@@ -127,14 +128,15 @@ __global__ void __launch_bounds__(traits::MmaTf32<P>::template Tile<D, BR, BC, L
   const float* const kg = blk.k;
   const float* const vg = blk.v;
   float* const og = blk.o;
+  const int k_rs = blk.k_rs, v_rs = blk.v_rs;
 
   // Cooperative cp.async of K and V rows [tile * BC, tile * BC + BC) into stage `stage`.
   auto load_kv = [&](int tile, int stage) {
     float* const sk = smem + R::k_base(kC, stage);
     float* const sv = smem + R::v_base(kC, stage);
-    dt::copy_tile_async<D, BC, kThreads>(tid, tile * BC, n, [&](int row, int col, std::size_t src, bool valid) {
-      cp_async_16(sk + R::k_offset(D, L, row, col), kg + src, valid);
-      cp_async_16(sv + R::v_offset(D, L, row, col), vg + src, valid);
+    dt::copy_tile_async<D, BC, kThreads>(tid, tile * BC, n, [&](int row, int col, int grow, bool valid) {
+      cp_async_16(sk + R::k_offset(D, L, row, col), kg + static_cast<std::size_t>(grow) * k_rs + col, valid);
+      cp_async_16(sv + R::v_offset(D, L, row, col), vg + static_cast<std::size_t>(grow) * v_rs + col, valid);
     });
   };
   // This lane's Q values: rows r[0] and r[1] (fragment rows g and g + 8), the float4 at
@@ -148,8 +150,8 @@ __global__ void __launch_bounds__(traits::MmaTf32<P>::template Tile<D, BR, BC, L
   constexpr int KQ = T::kQInSmem ? 1 : KK;
   float q[KQ][2][4];
   if constexpr (T::kQInSmem) {
-    dt::copy_tile_async<D, BR, kThreads>(tid, q0, n, [&](int row, int col, std::size_t src, bool valid) {
-      cp_async_16(sq + R::k_offset(D, L, row, col), qg + src, valid);
+    dt::copy_tile_async<D, BR, kThreads>(tid, q0, n, [&](int row, int col, int grow, bool valid) {
+      cp_async_16(sq + R::k_offset(D, L, row, col), qg + static_cast<std::size_t>(grow) * blk.q_rs + col, valid);
     });
   } else {
 #pragma unroll
@@ -158,7 +160,7 @@ __global__ void __launch_bounds__(traits::MmaTf32<P>::template Tile<D, BR, BC, L
       for (int h = 0; h < 2; ++h) {
         float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
         if (r[h] < n)
-          v = __ldg(reinterpret_cast<const float4*>(qg + static_cast<std::size_t>(r[h]) * D + R::qk_col(kk, lane)));
+          v = __ldg(reinterpret_cast<const float4*>(qg + static_cast<std::size_t>(r[h]) * blk.q_rs + R::qk_col(kk, lane)));
         q[kk][h][0] = v.x * qscale;
         q[kk][h][1] = v.y * qscale;
         q[kk][h][2] = v.z * qscale;
@@ -286,7 +288,7 @@ __global__ void __launch_bounds__(traits::MmaTf32<P>::template Tile<D, BR, BC, L
     l += __shfl_xor_sync(0xffffffffu, l, 2);
     if (r[h] >= n) continue;
     const float inv = 1.0f / l;
-    float* const row = og + static_cast<std::size_t>(r[h]) * D;
+    float* const row = og + static_cast<std::size_t>(r[h]) * blk.o_rs;
 #pragma unroll
     for (int qd = 0; qd < NO / 4; ++qd)
 #pragma unroll

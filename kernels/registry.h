@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/traits/tensor_strides.h"
 #include "kernels/traits/tile_config.h"
 
 namespace flashtune {
@@ -47,6 +48,25 @@ struct KernelResources {
   int threads_per_block = 0;
 };
 
+// The operands of one call: device pointers and their strides (kernels/traits/tensor_strides.h).
+struct AttentionTensors {
+  const float* q = nullptr;
+  const float* k = nullptr;
+  const float* v = nullptr;
+  float* o = nullptr;
+  AttentionStrides strides;
+  // [B, N, d] packed, the layout of the pointer-only launch().
+  static AttentionTensors packed(const float* q, const float* k, const float* v, float* o, const Workload& w) {
+    return {q, k, v, o, AttentionStrides::packed(w)};
+  }
+};
+
+// Whether every kernel can address these operands: each base pointer and stride aligned to the
+// 16-byte vectors (float4 loads, cp.async) all variants use, heads dividing B, row strides
+// below 2^31 floats, and O's rows within an entry not overlapping (that
+// different entries of O do not overlap is the caller's to keep). The reason names the operand and the value.
+Support check_tensors(const AttentionTensors& t, const Workload& w);
+
 class KernelInstance {
  public:
   virtual ~KernelInstance() = default;
@@ -55,10 +75,14 @@ class KernelInstance {
   // d must equal the instantiation's d, the shared memory must fit, B and N must be >= 1 and the
   // grid must fit the device's limits.
   virtual Support can_implement(const Workload& w, const DeviceLimits& dev) const = 0;
-  // Launches on `stream`; q, k, v, o are device pointers of B*N*d floats. Returns the launch
-  // error (does not synchronize).
-  virtual cudaError_t launch(const float* q, const float* k, const float* v, float* o, const Workload& w,
-                             cudaStream_t stream) const = 0;
+  // Launches on `stream` over operands of any strides that check_tensors() accepts (it returns
+  // cudaErrorInvalidValue otherwise). Returns the launch error (does not synchronize).
+  virtual cudaError_t launch(const AttentionTensors& t, const Workload& w, cudaStream_t stream) const = 0;
+  // q, k, v, o: device pointers of B*N*d floats, [B, N, d] packed.
+  cudaError_t launch(const float* q, const float* k, const float* v, float* o, const Workload& w,
+                     cudaStream_t stream) const {
+    return launch(AttentionTensors::packed(q, k, v, o, w), w, stream);
+  }
   virtual KernelResources resources() const = 0;
 };
 

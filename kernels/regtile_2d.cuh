@@ -26,10 +26,11 @@ __device__ __forceinline__ float exp2_approx(float x) {
   return y;
 }
 
-// Cooperative load of `Rows` x D floats starting at global row `row0` (rows >= n zero-filled);
-// `offset(row, col)` places float4 (row, col .. col+3) in the shared tile.
+// Cooperative load of `Rows` x D floats starting at global row `row0` of a matrix whose rows are
+// `rs` floats apart (rows >= n zero-filled); `offset(row, col)` places float4 (row, col .. col+3)
+// in the shared tile.
 template <int D, int Rows, int Threads, class Offset>
-__device__ __forceinline__ void load_tile_async(float* tile, const float* g, int row0, int n, int tid,
+__device__ __forceinline__ void load_tile_async(float* tile, const float* g, int rs, int row0, int n, int tid,
                                                 Offset offset) {
   constexpr int kVecs = traits::tile_float4s(Rows, D);
   constexpr int kTrips = traits::tile_load_trips(Rows, D, Threads);
@@ -39,7 +40,7 @@ __device__ __forceinline__ void load_tile_async(float* tile, const float* g, int
     if (kVecs % Threads == 0 || idx < kVecs) {
       const int row = traits::tile_row_of(idx, D), col = traits::tile_col_of(idx, D);
       const bool valid = row0 + row < n;
-      const float* src = g + static_cast<std::size_t>(valid ? row0 + row : 0) * D + col;
+      const float* src = g + static_cast<std::size_t>(valid ? row0 + row : 0) * rs + col;
       cp_async_16(tile + offset(row, col), src, valid);
     }
   }
@@ -100,8 +101,8 @@ __global__ void __launch_bounds__(traits::RegTile2D::Tile<D, BR, BC, L>::kThread
   auto qk_at = [](int row, int col) { return R::qk_offset(D, L, row, col); };
   auto v_at = [](int row, int col) { return R::v_offset(D, row, col); };
 
-  dt::load_tile_async<D, BR, kThreads>(sq, qg, q0, n, tid, qk_at);
-  dt::load_tile_async<D, BC, kThreads>(sk, kg, 0, n, tid, qk_at);
+  dt::load_tile_async<D, BR, kThreads>(sq, qg, blk.q_rs, q0, n, tid, qk_at);
+  dt::load_tile_async<D, BC, kThreads>(sk, kg, blk.k_rs, 0, n, tid, qk_at);
   cp_async_commit();
 
   float acc[TM][TD];
@@ -115,7 +116,7 @@ __global__ void __launch_bounds__(traits::RegTile2D::Tile<D, BR, BC, L>::kThread
     // K_t (and Q) landed; every thread finished P V_{t-1}, so V and P buffers are free.
     cp_async_wait_all();
     __syncthreads();
-    dt::load_tile_async<D, BC, kThreads>(sv, vg, kv0, n, tid, v_at);
+    dt::load_tile_async<D, BC, kThreads>(sv, vg, blk.v_rs, kv0, n, tid, v_at);
     cp_async_commit();
 
     float s[TM][TN];
@@ -197,7 +198,7 @@ __global__ void __launch_bounds__(traits::RegTile2D::Tile<D, BR, BC, L>::kThread
     cp_async_wait_all();
     __syncthreads();
     if (t + 1 < kv_tiles) {
-      dt::load_tile_async<D, BC, kThreads>(sk, kg, kv0 + BC, n, tid, qk_at);
+      dt::load_tile_async<D, BC, kThreads>(sk, kg, blk.k_rs, kv0 + BC, n, tid, qk_at);
       cp_async_commit();
     }
 
@@ -233,7 +234,7 @@ __global__ void __launch_bounds__(traits::RegTile2D::Tile<D, BR, BC, L>::kThread
       const float inv = 1.0f / sstat[R::l_offset(BR, row)];
 #pragma unroll
       for (int m = 0; m < NV; ++m)
-        dt::store_vec<VW>(og + static_cast<std::size_t>(q0 + row) * D + R::o_col(lane, m, D), &acc[i][m * VW], inv);
+        dt::store_vec<VW>(og + static_cast<std::size_t>(q0 + row) * blk.o_rs + R::o_col(lane, m, D), &acc[i][m * VW], inv);
     }
   }
 }

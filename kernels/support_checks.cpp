@@ -1,6 +1,7 @@
 #include "kernels/support_checks.h"
 
 #include <climits>
+#include <cstdint>
 #include <string>
 
 #include "kernels/traits/traits_common.h"
@@ -57,3 +58,59 @@ Support check_support(const TileConfig& c, int threads, int smem_bytes, int Br, 
 }
 
 }  // namespace flashtune::kernels
+
+namespace flashtune {
+
+namespace {
+// Every variant moves 16-byte vectors (float4 loads and stores, cp.async 16): a base pointer and
+// each stride must keep every row start on a 16-byte boundary.
+constexpr long long kVectorFloats = 4;
+
+Support check_operand(const char* name, const void* ptr, const OperandStrides& s, const Workload& w,
+                      long long heads) {
+  using std::to_string;
+  const std::string op = name;
+  if (ptr == nullptr) return Support::no(op + " is a null pointer");
+  if (reinterpret_cast<std::uintptr_t>(ptr) % (kVectorFloats * sizeof(float)) != 0)
+    return Support::no(op + " is not 16-byte aligned (the kernels load and store float4 / cp.async 16 B)");
+  const struct {
+    const char* what;
+    long long value;
+    bool used;
+  } strides[] = {{"batch", s.batch, w.B / heads > 1}, {"head", s.head, heads > 1}, {"row", s.row, w.N > 1}};
+  for (const auto& st : strides) {
+    if (!st.used) continue;  // a stride that never multiplies a non-zero index may be anything
+    if (st.value < 0)
+      return Support::no(op + " " + st.what + " stride " + to_string(st.value) + " is negative");
+    if (st.value % kVectorFloats != 0)
+      return Support::no(op + " " + st.what + " stride " + to_string(st.value) +
+                         " is not a multiple of 4 floats (the kernels load and store 16-byte vectors)");
+  }
+  if (w.N > 1 && s.row > INT_MAX)
+    return Support::no(op + " row stride " + to_string(s.row) + " is above the kernels' limit " + to_string(INT_MAX));
+  return Support::yes();
+}
+}  // namespace
+
+Support check_tensors(const AttentionTensors& t, const Workload& w) {
+  using std::to_string;
+  const long long heads = t.strides.heads;
+  if (heads < 1 || heads > INT_MAX)
+    return Support::no("heads must be in [1, " + to_string(INT_MAX) + "] (got " + to_string(heads) + ")");
+  if (w.B % heads != 0)
+    return Support::no("B=" + to_string(w.B) + " is not a multiple of heads=" + to_string(heads));
+  const struct {
+    const char* name;
+    const void* ptr;
+    const OperandStrides& s;
+  } ops[] = {{"q", t.q, t.strides.q}, {"k", t.k, t.strides.k}, {"v", t.v, t.strides.v}, {"o", t.o, t.strides.o}};
+  for (const auto& op : ops)
+    if (Support s = check_operand(op.name, op.ptr, op.s, w, heads); !s) return s;
+  // Rows of O written by different blocks must not share addresses.
+  if (w.N > 1 && t.strides.o.row < w.d)
+    return Support::no("o row stride " + to_string(t.strides.o.row) + " is below d=" + to_string(w.d) +
+                       ": output rows would overlap");
+  return Support::yes();
+}
+
+}  // namespace flashtune

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 
 #include "kernels/registry.h"
 #include "kernels/traits/variants.h"
@@ -120,6 +121,54 @@ TEST(KernelRegistry, DefaultConfigIsCompiledForTheWorkloadsD) {
       EXPECT_NE(find_kernel(c), nullptr) << c.name();
     }
   }
+}
+
+// check_tensors() only looks at addresses, so fake, aligned device addresses stand in here.
+TEST(KernelRegistry, CheckTensorsAcceptsTheDenseLayoutsAndRefusesWhatNoKernelCanAddress) {
+  Workload w;
+  w.B = 6;  // batch 2 x heads 3
+  w.N = 77;
+  w.d = 64;
+  float* const base = reinterpret_cast<float*>(std::uintptr_t{1} << 20);
+  const auto tensors = [&](const AttentionStrides& s) { return AttentionTensors{base, base, base, base, s}; };
+  for (TensorLayout l : kAllTensorLayouts) {
+    const long long heads = l == TensorLayout::Bnd ? 1 : 3;
+    EXPECT_TRUE(check_tensors(tensors(AttentionStrides::dense(l, w, heads)), w)) << tensor_layout_name(l);
+  }
+  const AttentionStrides bnhd = AttentionStrides::dense(TensorLayout::Bnhd, w, 3);
+  EXPECT_EQ(bnhd.q.row, 3 * 64);
+  EXPECT_EQ(bnhd.q.head, 64);
+  EXPECT_EQ(bnhd.q.batch, 77 * 3 * 64);
+
+  AttentionStrides s = bnhd;
+  s.k.row = 66;
+  EXPECT_EQ(check_tensors(tensors(s), w).reason,
+            "k row stride 66 is not a multiple of 4 floats (the kernels load and store 16-byte vectors)");
+  s = bnhd;
+  s.v.head = -64;
+  EXPECT_EQ(check_tensors(tensors(s), w).reason, "v head stride -64 is negative");
+  s = bnhd;
+  s.o.row = 32;
+  EXPECT_EQ(check_tensors(tensors(s), w).reason, "o row stride 32 is below d=64: output rows would overlap");
+  s = bnhd;
+  s.q.row = 1LL << 32;
+  EXPECT_EQ(check_tensors(tensors(s), w).reason, "q row stride 4294967296 is above the kernels' limit 2147483647");
+  s = bnhd;
+  s.heads = 4;
+  EXPECT_EQ(check_tensors(tensors(s), w).reason, "B=6 is not a multiple of heads=4");
+  AttentionTensors t = tensors(bnhd);
+  t.k = base + 1;
+  EXPECT_EQ(check_tensors(t, w).reason,
+            "k is not 16-byte aligned (the kernels load and store float4 / cp.async 16 B)");
+  t = tensors(bnhd);
+  t.o = nullptr;
+  EXPECT_EQ(check_tensors(t, w).reason, "o is a null pointer");
+  // A stride that never multiplies a non-zero index is free: one head, so the head stride is unused.
+  Workload one_head = w;
+  one_head.B = 2;
+  AttentionStrides s1 = AttentionStrides::dense(TensorLayout::Bnhd, one_head, 1);
+  s1.q.head = 3;
+  EXPECT_TRUE(check_tensors(tensors(s1), one_head)) << check_tensors(tensors(s1), one_head).reason;
 }
 
 }  // namespace
