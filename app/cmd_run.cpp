@@ -23,6 +23,7 @@
 #include "kernels/registry.h"
 #include "model/workload_limits.h"
 #include "tuner/config_select.h"
+#include "tuner/laid_out_operands.h"
 #include "tuner/device_check.h"
 #include "tuner/npy.h"
 #include "tuner/output_file.h"
@@ -40,6 +41,8 @@ struct RunOptions {
   bool causal = false;
   float scale = 0;
   std::string variant, layout;
+  std::string qkv_layout = "bnd";  // --qkv-layout: the operands' memory layout (bnd, bhnd, bnhd)
+  long long heads = 1;             // --heads: B = batch x heads for bhnd and bnhd
   std::string precision = "fp32";  // --precision: fp32 admits the fp32-accurate configs only, tf32 all
   int Br = 0, Bc = 0;
   std::string q_path, k_path, v_path, out_path;
@@ -148,6 +151,10 @@ void validate_run_options(const RunOptions& o) {
                      std::to_string(o.min_samples) + ")");
   if (o.all_configs && !o.out_path.empty()) throw UsageError("--out needs a single config, not --all-configs");
   if (o.device < 0) throw UsageError("device=" + std::to_string(o.device) + ": must be >= 0");
+  const std::optional<TensorLayout> qkv = parse_tensor_layout(o.qkv_layout);
+  if (!qkv) throw UsageError("qkv-layout=" + o.qkv_layout + ": must be one of bnd, bhnd, bnhd");
+  if (o.heads < 1) throw UsageError("heads=" + std::to_string(o.heads) + ": must be >= 1");
+  if (*qkv == TensorLayout::Bnd && o.heads != 1) throw UsageError("--heads goes with --qkv-layout bhnd or bnhd");
   if (!(o.warmup_ms >= 0)) throw UsageError("warmup-ms=" + number_text(o.warmup_ms) + ": must be >= 0");
   // --out is checked before the GPU runs anything: its folder must exist, and it must not be an input.
   if (!o.out_path.empty()) {
@@ -245,6 +252,7 @@ struct GpuSession {
   std::optional<AttentionInputs> inputs;
   DeviceBuffer<float> o;
   std::optional<std::vector<double>> reference;
+  std::optional<LaidOutOperands> laid_out;  // --qkv-layout other than bnd: what the kernels read and write
 
   const std::vector<double>& ref() {
     if (!reference) reference = reference_on_host(*inputs, harness.stream());
@@ -269,7 +277,8 @@ ConfigResult run_config(GpuSession& s, const TileConfig& c, const RunOptions& o,
     return r;
   }
   try {
-    std::vector<float> out = run_once(*kernel, *s.inputs, s.o, s.harness.stream());
+    std::vector<float> out = s.laid_out ? s.laid_out->run_once(*kernel, s.harness.stream())
+                                        : run_once(*kernel, *s.inputs, s.o, s.harness.stream());
     if (o.check) {
       r.check = compare_to_reference(out.data(), s.ref().data(), out.size());
       const double tolerance = rel_l2_tolerance(variant_precision(c.variant));
@@ -281,9 +290,10 @@ ConfigResult run_config(GpuSession& s, const TileConfig& c, const RunOptions& o,
     }
     if (out_host) *out_host = std::move(out);
     if (!o.no_time) {
-      const float *q = s.inputs->q.data(), *k = s.inputs->k.data(), *v = s.inputs->v.data();
-      float* dst = s.o.data();
-      r.timing = s.harness.time([=](cudaStream_t stream) { return kernel->launch(q, k, v, dst, w, stream); });
+      const AttentionTensors t = s.laid_out ? s.laid_out->tensors()
+                                            : AttentionTensors::packed(s.inputs->q.data(), s.inputs->k.data(),
+                                                                       s.inputs->v.data(), s.o.data(), w);
+      r.timing = s.harness.time([=](cudaStream_t stream) { return kernel->launch(t, w, stream); });
       if (r.timing->stats.median_ms > 0) r.tflops = w.nominal_flops() / (r.timing->stats.median_ms * 1e-3) / 1e12;
     }
   } catch (const CudaError& e) {
@@ -390,6 +400,8 @@ int run_command(const RunOptions& o) {
     validate_run_options(o);
     request = config_request(o);
     in = resolve_inputs(o);
+    if (in.workload.B % o.heads != 0)
+      throw UsageError("heads=" + std::to_string(o.heads) + " does not divide B=" + std::to_string(in.workload.B));
     if (o.auto_config) {
       if (!o.profile_path.empty()) profile = load_dispatch_profile(o.profile_path);
     } else {
@@ -438,6 +450,8 @@ int run_command(const RunOptions& o) {
     s.inputs = random_inputs(w, -o.range, o.range, o.seed, s.harness.stream());
   }
   s.o = DeviceBuffer<float>(s.inputs->elements());
+  if (const TensorLayout qkv = *parse_tensor_layout(o.qkv_layout); qkv != TensorLayout::Bnd)
+    s.laid_out.emplace(*s.inputs, qkv, o.heads, s.harness.stream());
 
   std::vector<ConfigResult> results;
   std::vector<float> out_host;
@@ -465,7 +479,7 @@ int run_command(const RunOptions& o) {
                   {"l2_bytes", limits.l2_bytes}}},
                 {"workload",
                  {{"B", w.B}, {"N", w.N}, {"d", w.d}, {"causal", w.causal}, {"scale", w.effective_scale()},
-                  {"nominal_flops", w.nominal_flops()}}},
+                  {"nominal_flops", w.nominal_flops()}, {"qkv_layout", o.qkv_layout}, {"heads", o.heads}}},
                 {"precision", precision_name(request.precision)},
                 {"inputs", !o.q_path.empty()
                                ? json{{"source", "npy"}, {"q", o.q_path}, {"k", o.k_path}, {"v", o.v_path}}
@@ -513,6 +527,10 @@ void register_run(CLI::App& app) {
   o->Br_opt = sub->add_option("--Br", o->Br, "Query rows per block");
   o->Bc_opt = sub->add_option("--Bc", o->Bc, "Key/value rows per iteration");
   sub->add_option("--layout", o->layout, "Shared-memory layout (plain, padded, swizzled)");
+  sub->add_option("--qkv-layout", o->qkv_layout,
+                  "Memory layout of Q, K, V and O: bnd ([B, N, d], default), bhnd ([batch, heads, N, d]) or bnhd "
+                  "([batch, N, heads, d], a fused projection's view); the inputs are copied into it before timing");
+  sub->add_option("--heads", o->heads, "Heads per batch entry for bhnd and bnhd (B = batch x heads; default 1)");
   sub->add_option("--precision", o->precision,
                   "Accuracy asked for: fp32 (default: fp32-accurate configs only, SIMT and mma_3xtf32) or tf32 "
                   "(also mma_1xtf32, rel L2 up to 1e-2); filters --all-configs and --auto");

@@ -22,6 +22,13 @@ cudaError_t attention_forward(const float* q, const float* k, const float* v, fl
                               cudaStream_t stream, const Dispatcher& dispatcher,
                               Precision precision = Precision::Fp32);
 
+// The same over operands of any strides (kernels/traits/tensor_strides.h: [batch, heads, N, d],
+// [batch, N, heads, d], slices of a fused QKV tensor; the last dimension contiguous), without a
+// copy. Throws DispatchError(BadInput) naming the operand and stride when no kernel can address
+// them (check_tensors: 16-byte alignment of pointers and strides, heads dividing B).
+cudaError_t attention_forward(const AttentionTensors& t, const Workload& w, cudaStream_t stream,
+                              const Dispatcher& dispatcher, Precision precision = Precision::Fp32);
+
 // The same with scale 1/sqrt(d).
 cudaError_t attention_forward(const float* q, const float* k, const float* v, float* o, long long B, long long N,
                               int d, bool causal, cudaStream_t stream, const Dispatcher& dispatcher,

@@ -55,6 +55,17 @@ TEST(CliRun, ZeroSequenceLength) {
   expect_one_line_error(run_flashtune("run --B -3 --N 8 --d " + valid_d()), 2, "flashtune run: B=-3: must be >= 1");
 }
 
+TEST(CliRun, BadQkvLayoutOrHeads) {
+  const std::string w = "run --B 6 --N 64 --d " + valid_d();
+  expect_one_line_error(run_flashtune(w + " --qkv-layout bshd"), 2,
+                        "flashtune run: qkv-layout=bshd: must be one of bnd, bhnd, bnhd");
+  expect_one_line_error(run_flashtune(w + " --qkv-layout bnhd --heads 4"), 2,
+                        "flashtune run: heads=4 does not divide B=6");
+  expect_one_line_error(run_flashtune(w + " --qkv-layout bnhd --heads 0"), 2, "flashtune run: heads=0: must be >= 1");
+  expect_one_line_error(run_flashtune(w + " --heads 3"), 2,
+                        "flashtune run: --heads goes with --qkv-layout bhnd or bnhd");
+}
+
 TEST(CliRun, MissingDimension) {
   expect_one_line_error(run_flashtune("run --B 1 --d " + valid_d()), 2,
                         "flashtune run: missing --N (or give --q/--k/--v)");
@@ -247,6 +258,22 @@ TEST(CliRunGpu, NpyInputsGiveMatchingOutput) {
   const ErrorStats e = compare_to_reference(o.data.data(), ref.data(), ref.size());
   EXPECT_EQ(e.nonfinite, 0);
   EXPECT_LE(e.rel_l2, kRelL2Tolerance);
+}
+
+// The [batch, N, heads, d] layout: the same O (gathered back) passes the check, and the JSON says
+// which layout was timed.
+TEST(CliRunGpu, BnhdLayoutChecksAndTimes) {
+  SKIP_WITHOUT_GPU();
+  const auto r = run_flashtune("run --B 6 --N 301 --d " + valid_d() +
+                               " --causal --qkv-layout bnhd --heads 3 --check --time-cap 0.3 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json j = nlohmann::json::parse(r.output);
+  EXPECT_EQ(j.at("workload").at("qkv_layout"), "bnhd");
+  EXPECT_EQ(j.at("workload").at("heads"), 3);
+  const nlohmann::json& res = j.at("results").at(0);
+  EXPECT_TRUE(res.at("check").at("pass").get<bool>()) << r.output;
+  EXPECT_EQ(res.at("check").at("nonfinite"), 0);
+  EXPECT_GT(res.at("time").at("median_ms").get<double>(), 0.0);
 }
 
 TEST(CliRunGpu, AllConfigsTimesEveryCompiledConfigOfD) {
