@@ -6,6 +6,7 @@ set -euo pipefail
 
 packages=(cmake g++ make ninja-build libeigen3-dev nlohmann-json3-dev libgtest-dev libgmock-dev
           libcli11-dev libbenchmark-dev gnuplot-nox python3
+          python3-dev pybind11-dev python3-pytest  # the Python module (python/) and its tests
           munge slurmctld slurmd slurm-client  # the Slurm test's single-node cluster (tests/slurm/)
           clang libclang-rt-dev llvm)  # the ASan/UBSan build and libFuzzer (scripts/sanitize_host.sh)
 

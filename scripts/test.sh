@@ -7,7 +7,10 @@ cd "$(dirname "$0")/.."
 preset=${1:-default}
 scripts/install-deps.sh
 export PATH=/usr/local/cuda/bin:$PATH
-cmake --preset "$preset" -G Ninja
+# Debian's Python (its pytest and pybind11 come from install-deps.sh), not one earlier on PATH.
+python_args=()
+[ -x /usr/bin/python3 ] && python_args=(-DPython3_EXECUTABLE=/usr/bin/python3)
+cmake --preset "$preset" -G Ninja "${python_args[@]}"
 cmake --build --preset "$preset" -j "$(nproc)"
 ctest --preset "$preset" -j "$(nproc)"
 # The host-only code under ASan + UBSan (clang) and every fuzz target for a bounded time; the

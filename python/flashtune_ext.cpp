@@ -1,0 +1,273 @@
+// The Python module's native half (pybind11): the attention call on raw device pointers and
+// strides through the dispatcher, and the model's predict / rank returning plain Python data.
+// flashtune/__init__.py turns tensors (__cuda_array_interface__) into the pointers and strides
+// and checks dtype, device and shapes; everything here raises ValueError with the same one-line
+// message the CLI prints (without the "flashtune <command>: " prefix), RuntimeError for CUDA
+// failures.
+#include <cuda_runtime_api.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "dispatch/attention_forward.h"
+#include "dispatch/dispatcher.h"
+#include "kernels/registry.h"
+#include "kernels/traits/tensor_strides.h"
+#include "model/baselines.h"
+#include "model/config_catalog.h"
+#include "model/data_dir.h"
+#include "model/gpu_spec.h"
+#include "model/prediction_json.h"
+#include "model/profile.h"
+#include "model/rank.h"
+#include "model/workload_limits.h"
+#include "tuner/config_select.h"
+#include "tuner/profile.h"
+
+namespace py = pybind11;
+
+namespace flashtune::python {
+namespace {
+
+// ---- shared by attention, predict and rank ------------------------------------------------
+
+Workload workload_of(long long B, long long N, int d, bool causal, std::optional<double> scale) {
+  Workload w;
+  w.B = B;
+  w.N = N;
+  w.d = d;
+  w.causal = causal;
+  if (scale) {
+    if (!(*scale > 0.0) || !(*scale < 3.4e38)) throw py::value_error("scale=" + std::to_string(*scale) + ": must be a positive finite number");
+    w.scale = static_cast<float>(*scale);
+  }
+  // The checks and messages of `flashtune run` / `predict`.
+  if (B < 1) throw py::value_error("B=" + std::to_string(B) + ": must be >= 1");
+  if (N < 1) throw py::value_error("N=" + std::to_string(N) + ": must be >= 1");
+  try {
+    require_compiled_head_dim(d);
+  } catch (const UsageError& e) {
+    throw py::value_error(e.what());
+  }
+  if (const auto why = model::workload_limit_error(w)) throw py::value_error(*why);
+  return w;
+}
+
+Precision precision_of(const std::string& name) {
+  try {
+    return parse_precision_or_throw(name);
+  } catch (const UsageError& e) {
+    throw py::value_error(e.what());
+  }
+}
+
+py::object to_python(const nlohmann::json& j) { return py::module_::import("json").attr("loads")(j.dump()); }
+
+// ---- attention ----------------------------------------------------------------------------
+
+// One dispatcher per device, built on first use (the shipped profile of the GPU when there is one).
+const Dispatcher& dispatcher_for(int device) {
+  static std::mutex mutex;
+  static std::map<int, std::unique_ptr<Dispatcher>> cache;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = cache.find(device);
+  if (it == cache.end()) {
+    try {
+      // new T(prvalue) constructs in place: a Dispatcher (it holds a mutex) cannot move.
+      it = cache.emplace(device, std::unique_ptr<Dispatcher>(new Dispatcher(Dispatcher::for_device(device)))).first;
+    } catch (const DispatchError& e) {
+      throw py::value_error(e.what());
+    }
+  }
+  return *it->second;
+}
+
+// What the last attention() call handed to the kernel: lets a test check that no copy was made.
+struct LastLaunch {
+  std::uintptr_t q = 0, k = 0, v = 0, o = 0;
+  std::string config;
+  std::string why;
+};
+LastLaunch last_launch;
+
+OperandStrides strides_of(const std::vector<long long>& s, const char* name) {
+  if (s.size() != 3) throw py::value_error(std::string(name) + ": expected 3 strides (batch, head, row)");
+  return {s[0], s[1], s[2]};
+}
+
+// q, k, v, o: device addresses; *_strides: (batch, head, row) in floats; shape [batch, heads, N, d]
+// logically. Returns the config name that ran.
+std::string attention(std::uintptr_t q, const std::vector<long long>& q_strides, std::uintptr_t k,
+                      const std::vector<long long>& k_strides, std::uintptr_t v,
+                      const std::vector<long long>& v_strides, std::uintptr_t o,
+                      const std::vector<long long>& o_strides, long long batch, long long heads, long long N, int d,
+                      bool causal, std::optional<double> scale, std::uintptr_t stream, const std::string& precision) {
+  if (batch < 1) throw py::value_error("batch=" + std::to_string(batch) + ": must be >= 1");
+  if (heads < 1) throw py::value_error("heads=" + std::to_string(heads) + ": must be >= 1");
+  const Workload w = workload_of(batch * heads, N, d, causal, scale);
+  const Precision p = precision_of(precision);
+  AttentionTensors t;
+  t.q = reinterpret_cast<const float*>(q);
+  t.k = reinterpret_cast<const float*>(k);
+  t.v = reinterpret_cast<const float*>(v);
+  t.o = reinterpret_cast<float*>(o);
+  t.strides = {heads, strides_of(q_strides, "q"), strides_of(k_strides, "k"), strides_of(v_strides, "v"),
+               strides_of(o_strides, "out")};
+  if (const Support s = check_tensors(t, w); !s) throw py::value_error(s.reason);
+
+  cudaPointerAttributes attr{};
+  if (cudaPointerGetAttributes(&attr, t.q) != cudaSuccess || attr.type != cudaMemoryTypeDevice) {
+    cudaGetLastError();  // clear the sticky error of a host pointer
+    throw py::value_error("q is not CUDA device memory");
+  }
+  int current = 0;
+  if (cudaGetDevice(&current) != cudaSuccess) throw std::runtime_error("cudaGetDevice failed");
+  if (attr.device != current)
+    throw py::value_error("q is on CUDA device " + std::to_string(attr.device) + ", the current device is " +
+                          std::to_string(current));
+  const Dispatcher& dispatcher = dispatcher_for(attr.device);
+  Choice choice;
+  try {
+    choice = dispatcher.choose(w, p);
+  } catch (const DispatchError& e) {
+    throw py::value_error(e.what());
+  }
+  cudaError_t err;
+  {
+    py::gil_scoped_release release;
+    err = find_kernel(choice.config)->launch(t, w, reinterpret_cast<cudaStream_t>(stream));
+  }
+  if (err != cudaSuccess)
+    throw std::runtime_error(choice.config.name() + " launch: " + cudaGetErrorString(err));
+  last_launch = {q, k, v, o, choice.config.name(), choice.why()};
+  return choice.config.name();
+}
+
+py::dict last_launch_dict() {
+  py::dict d;
+  d["q"] = last_launch.q;
+  d["k"] = last_launch.k;
+  d["v"] = last_launch.v;
+  d["o"] = last_launch.o;
+  d["config"] = last_launch.config;
+  d["why"] = last_launch.why;
+  return d;
+}
+
+// ---- predict and rank ---------------------------------------------------------------------
+
+model::GpuSpec gpu_of(const std::string& gpu) {
+  try {
+    if (std::filesystem::path(gpu).extension() == ".json") return model::load_gpu_spec(gpu);
+    return model::find_gpu_spec(gpu, model::default_gpu_spec_dir());
+  } catch (const std::runtime_error& e) {
+    throw py::value_error(e.what());
+  }
+}
+
+// profile: None -> the GPU's shipped profile when there is one; "" -> none (spec-only defaults).
+model::ModelProfile profile_of(const std::optional<std::string>& profile, const model::GpuSpec& gpu) {
+  std::string path;
+  if (profile)
+    path = *profile;
+  else
+    path = model::shipped_profile_path(std::filesystem::path(gpu.file).stem().string());
+  if (path.empty()) return {};
+  try {
+    return model::load_model_profile(path);
+  } catch (const std::runtime_error& e) {
+    throw py::value_error(e.what());
+  }
+}
+
+struct Ranked {
+  std::vector<nlohmann::json> results;
+  std::vector<nlohmann::json> refused;
+};
+
+Ranked rank_json(const Workload& w, const std::vector<TileConfig>& configs, const model::GpuSpec& gpu,
+                 const model::ModelProfile& profile) {
+  model::ConfigCatalog catalog;
+  model::Ranking ranking = model::rank_configs(w, configs, gpu, profile, catalog);
+  Ranked out;
+  int rank = 0;
+  for (const model::RankedConfig& r : ranking.ranked) {
+    nlohmann::json j = model::prediction_json(r.prediction, *r.geometry, model::roofline_time(w, gpu),
+                                              model::seed_model_time(w, r.config, gpu));
+    j["rank"] = ++rank;
+    j["precision"] = precision_name(variant_precision(r.config.variant));
+    j["coefficients_from"] = profile.path.empty() || profile.fitted_coefficients == 0 ? "defaults" : profile.path;
+    out.results.push_back(std::move(j));
+  }
+  for (const model::RefusedConfig& c : ranking.refused)
+    out.refused.push_back({{"config", c.config.name()}, {"reason", c.reason}});
+  return out;
+}
+
+py::object rank(long long B, long long N, int d, bool causal, const std::string& gpu_name,
+                const std::optional<std::string>& profile, const std::string& precision) {
+  const Workload w = workload_of(B, N, d, causal, std::nullopt);
+  const Precision p = precision_of(precision);
+  const model::GpuSpec gpu = gpu_of(gpu_name);
+  const model::ModelProfile prof = profile_of(profile, gpu);
+  std::vector<TileConfig> configs;
+  for (const TileConfig& c : model::compiled_tile_configs())
+    if (c.d == w.d && precision_admits(p, c.variant)) configs.push_back(c);
+  nlohmann::json out = nlohmann::json::array();
+  for (nlohmann::json& j : rank_json(w, configs, gpu, prof).results) out.push_back(std::move(j));
+  return to_python(out);
+}
+
+py::object predict(long long B, long long N, int d, const std::string& config, bool causal,
+                   const std::string& gpu_name, const std::optional<std::string>& profile,
+                   std::optional<double> scale) {
+  const Workload w = workload_of(B, N, d, causal, scale);
+  const std::optional<TileConfig> c = parse_config_name(config);
+  if (!c) throw py::value_error("config '" + config + "' is not a config name (e.g. mma_3xtf32/d64/br64xbc64/swizzled)");
+  if (c->d != w.d)
+    throw py::value_error("config " + config + " is for d=" + std::to_string(c->d) + ", workload has d=" +
+                          std::to_string(w.d));
+  if (auto why = model::config_rejection(*c, w)) throw py::value_error(c->name() + ": " + *why);
+  const model::GpuSpec gpu = gpu_of(gpu_name);
+  const Ranked r = rank_json(w, {*c}, gpu, model::ModelProfile(profile_of(profile, gpu)));
+  if (!r.refused.empty())
+    throw py::value_error(c->name() + " cannot run on " + gpu.name + ": " + r.refused.front().at("reason").get<std::string>());
+  return to_python(r.results.front());
+}
+
+}  // namespace
+}  // namespace flashtune::python
+
+PYBIND11_MODULE(_flashtune, m) {
+  using namespace flashtune::python;
+  namespace py = pybind11;
+  m.doc() = "flashtune native module: FlashAttention forward kernels, dispatcher and model";
+  m.def("attention", &attention, py::arg("q"), py::arg("q_strides"), py::arg("k"), py::arg("k_strides"),
+        py::arg("v"), py::arg("v_strides"), py::arg("o"), py::arg("o_strides"), py::arg("batch"), py::arg("heads"),
+        py::arg("N"), py::arg("d"), py::arg("causal"), py::arg("scale"), py::arg("stream"), py::arg("precision"),
+        "Launch the dispatcher's config on raw device pointers; returns the config name");
+  m.def("last_launch", &last_launch_dict, "Pointers and config of the last attention() launch");
+  m.def(
+      "configs",
+      [] {
+        std::vector<std::string> names;
+        for (const flashtune::TileConfig& c : flashtune::model::compiled_tile_configs()) names.push_back(c.name());
+        return names;
+      },
+      "Names of the compiled kernel configs (as `flashtune list`)");
+  m.def("rank", &rank, py::arg("B"), py::arg("N"), py::arg("d"), py::arg("causal") = false,
+        py::arg("gpu") = "h200", py::arg("profile") = py::none(), py::arg("precision") = "fp32",
+        "Every compiled config of d the precision admits, by predicted time (list of dicts)");
+  m.def("predict", &predict, py::arg("B"), py::arg("N"), py::arg("d"), py::arg("config"), py::arg("causal") = false,
+        py::arg("gpu") = "h200", py::arg("profile") = py::none(), py::arg("scale") = py::none(),
+        "The model's prediction for one config (dict)");
+}

@@ -1,0 +1,116 @@
+"""The module's host side: predict and rank agree with the CLI, bad input raises the CLI's message.
+No GPU needed (run by CTest as python_module_test)."""
+import json
+import os
+import subprocess
+
+import pytest
+
+import flashtune
+
+BINARY = os.environ.get("FLASHTUNE_BINARY")
+
+
+DIMS = sorted({int(name.split("/")[1][1:]) for name in flashtune.configs()})
+D = 64 if 64 in DIMS else DIMS[0]
+
+
+def cli(*args):
+    return subprocess.run([BINARY, *args], capture_output=True, text=True)
+
+
+def test_rank_orders_every_fp32_config_of_d_by_predicted_time():
+    ranked = flashtune.rank(500, 2048, D)
+    fp32 = [n for n in flashtune.configs() if f"/d{D}/" in n and not n.startswith("mma_1xtf32")]
+    assert sorted(r["config"] for r in ranked) == sorted(fp32)
+    times = [r["time_s"] for r in ranked]
+    assert times == sorted(times)
+    assert [r["rank"] for r in ranked] == list(range(1, len(ranked) + 1))
+    assert all(r["precision"] == "fp32" for r in ranked)
+    assert all(r["d"] == D for r in ranked)
+    assert any(r["variant"] == "mma_3xtf32" for r in ranked)
+    assert any(r["variant"] == "mma_1xtf32" for r in flashtune.rank(500, 2048, D, precision="tf32"))
+
+
+def test_predict_gives_the_number_rank_gives():
+    best = flashtune.rank(8, 4096, D, causal=True)[0]
+    one = flashtune.predict(8, 4096, D, best["config"], causal=True)
+    assert one["config"] == best["config"]
+    assert one["time_s"] == best["time_s"]
+
+
+@pytest.mark.skipif(not BINARY, reason="FLASHTUNE_BINARY not set (CTest sets it)")
+def test_predict_matches_the_cli_to_the_last_digit():
+    config = "mma_3xtf32/d64/br64xbc64/swizzled"
+    for profile, flag in ((None, []), ("", ["--spec-only"])):
+        got = flashtune.predict(500, 2048, 64, config, gpu="h200", profile=profile)
+        run = cli("predict", "--gpu", "h200", "--B", "500", "--N", "2048", "--d", "64", "--variant", "mma_3xtf32",
+                  "--Br", "64", "--Bc", "64", "--layout", "swizzled", "--json", *flag)
+        if run.returncode != 0 and flag:
+            pytest.skip("this CLI has no --spec-only: " + run.stderr.strip())
+        assert run.returncode == 0, run.stderr
+        want = json.loads(run.stdout)["results"][0]
+        assert got["time_s"] == want["time_s"], (profile, got["time_s"], want["time_s"])
+
+
+def message_of(excinfo):
+    return str(excinfo.value)
+
+
+def test_bad_input_raises_the_cli_message():
+    with pytest.raises(ValueError) as e:
+        flashtune.rank(1, 64, 48)
+    assert message_of(e) == f"unsupported d=48 (compiled: {', '.join(map(str, DIMS))})"
+    with pytest.raises(ValueError) as e:
+        flashtune.rank(0, 64, 64)
+    assert message_of(e) == "B=0: must be >= 1"
+    with pytest.raises(ValueError) as e:
+        flashtune.rank(1, 64, 64, precision="fp16")
+    assert "fp16" in message_of(e)
+    with pytest.raises(ValueError) as e:
+        flashtune.rank(1, 1 << 40, 64)
+    assert message_of(e) == "N=1099511627776 is above the kernels' limit 2147483647"
+    with pytest.raises(ValueError) as e:
+        flashtune.predict(1, 64, 64, "not-a-config")
+    assert "not-a-config" in message_of(e)
+    with pytest.raises(ValueError) as e:
+        flashtune.rank(1, 64, 64, gpu="no-such-gpu")
+    if BINARY:
+        run = cli("predict", "--gpu", "no-such-gpu", "--B", "1", "--N", "64", "--d", "64", "--all")
+        assert run.returncode == 2
+        assert run.stderr.strip() == "flashtune predict: " + message_of(e)
+
+
+def test_tensor_core_config_refused_on_a_gpu_without_tf32_mma():
+    with pytest.raises(ValueError) as e:
+        flashtune.predict(1, 1024, 64, "mma_3xtf32/d64/br64xbc64/swizzled", gpu="gtx1080")
+    assert "cannot run on" in message_of(e)
+
+
+class FakeTensor:
+    """Just enough of __cuda_array_interface__ to reach the checks made before any CUDA call."""
+
+    def __init__(self, shape, typestr="<f4", strides=None, ptr=1 << 20):
+        self.__cuda_array_interface__ = {"shape": shape, "typestr": typestr, "strides": strides,
+                                         "data": (ptr, False), "version": 3}
+
+
+def test_attention_names_the_bad_argument_before_touching_the_gpu():
+    good = FakeTensor((2, 3, 77, 64))
+    with pytest.raises(TypeError, match="^q: expected float32"):
+        flashtune.attention(FakeTensor((2, 3, 77, 64), typestr="<f2"), good, good, out=good)
+    with pytest.raises(TypeError, match="^k: expected a CUDA tensor"):
+        flashtune.attention(good, [[1.0]], good, out=good)
+    with pytest.raises(ValueError, match=r"^v: shape \[2, 3, 78, 64\] differs from q's \[2, 3, 77, 64\]"):
+        flashtune.attention(good, good, FakeTensor((2, 3, 78, 64)), out=good)
+    with pytest.raises(ValueError, match="^q: the last dimension must be contiguous"):
+        flashtune.attention(FakeTensor((2, 3, 77, 64), strides=(4 * 64 * 77 * 3, 4 * 64 * 77, 4 * 64, 8)),
+                            good, good, out=good)
+    with pytest.raises(ValueError, match="^q: expected shape"):
+        flashtune.attention(FakeTensor((77, 64)), good, good, out=good)
+    with pytest.raises(ValueError, match="^unsupported d=48"):
+        t = FakeTensor((2, 3, 77, 48))
+        flashtune.attention(t, t, t, out=t)
+    with pytest.raises(ValueError, match="^k row stride 66 is not a multiple of 4 floats"):
+        flashtune.attention(good, FakeTensor((2, 3, 77, 64), strides=(4 * 66 * 80 * 3, 4 * 66 * 80, 4 * 66, 4)),
+                            good, out=good)
