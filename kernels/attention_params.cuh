@@ -49,32 +49,45 @@ __device__ __forceinline__ BlockCoords block_coords(const AttentionParams& p) {
   return {static_cast<int>(blockIdx.x), static_cast<long long>(blockIdx.y)};
 }
 
-// One batch entry's Q, K, V and O ([N, D] each, rows q_rs ... floats apart).
-struct EntryTensors {
-  const float* q;
-  const float* k;
-  const float* v;
-  float* o;
-  int q_rs, k_rs, v_rs, o_rs;
+// One batch entry (b, h). Its operands' addresses are computed where they are used and the row
+// strides read from the kernel parameters there (constant-bank operands, no registers). K and V
+// share their batch and head strides (check_tensors), so one offset addresses both across the
+// K/V loop, as the single packed offset did: four live pointers made the 255-register SIMT
+// kernels spill.
+struct Entry {
+  unsigned b, h;
+  __device__ __forceinline__ long long offset(const DeviceStrides& s) const {
+    return static_cast<long long>(b) * s.batch + static_cast<long long>(h) * s.head;
+  }
+  __device__ __forceinline__ const float* q(const AttentionParams& p) const { return p.q + offset(p.qs); }
+  __device__ __forceinline__ long long kv_offset(const AttentionParams& p) const { return offset(p.ks); }
+  __device__ __forceinline__ float* o(const AttentionParams& p) const { return p.o + offset(p.os); }
 };
 
-__device__ __forceinline__ long long entry_offset(const DeviceStrides& s, unsigned b, unsigned h) {
-  return static_cast<long long>(b) * s.batch + static_cast<long long>(h) * s.head;
-}
-
-__device__ __forceinline__ EntryTensors entry_tensors(const AttentionParams& p, long long entry) {
+__device__ __forceinline__ Entry entry_of(const AttentionParams& p, long long entry) {
   // entry < 2^31 (the grid's limit), so a 32-bit division (see block_coords).
   const unsigned e = static_cast<unsigned>(entry), heads = static_cast<unsigned>(p.heads);
-  const unsigned b = e / heads, h = e - b * heads;
-  return {p.q + entry_offset(p.qs, b, h), p.k + entry_offset(p.ks, b, h), p.v + entry_offset(p.vs, b, h),
-          p.o + entry_offset(p.os, b, h), p.qs.row, p.ks.row, p.vs.row, p.os.row};
+  const unsigned b = e / heads;
+  return {b, e - b * heads};
+}
+
+// The block's entry read again from the block index, for writing O after the K/V loop: a few
+// instructions there instead of (b, h) or O's offset held in registers across the loop. The
+// volatile reads keep the compiler from merging them with the ones at the kernel's start.
+__device__ __forceinline__ Entry late_entry(const AttentionParams& p) {
+  unsigned x, y;
+  asm volatile("mov.u32 %0, %%ctaid.x;" : "=r"(x));
+  asm volatile("mov.u32 %0, %%ctaid.y;" : "=r"(y));
+  return entry_of(p, p.fold_batch ? x / static_cast<unsigned>(p.q_tiles) : y);
 }
 
 // What a block works on, for the kernels that run causal query tiles last-first (the longest
 // blocks start in the first wave and the short ones fill the tail): its query tile, that tile's
-// first row, the K/V tiles it visits, and its batch entry's operands.
-struct BlockTensors : EntryTensors {
+// first row, the K/V tiles it visits, its Q and the offset of its K and V (O: late_entry).
+struct BlockTensors {
   int q_tile, q0, kv_tiles;
+  const float* q;
+  long long kv;
 };
 
 template <int D, int BR, int BC>
@@ -96,7 +109,9 @@ __device__ __forceinline__ BlockTensors block_tensors(const AttentionParams& p) 
   const BlockCoords coords = block_coords(p);
   const int q_tile = p.causal ? p.q_tiles - 1 - coords.q_tile : coords.q_tile;
   BlockTensors t;
-  static_cast<EntryTensors&>(t) = entry_tensors(p, coords.batch);
+  const Entry e = entry_of(p, coords.batch);
+  t.q = e.q(p);
+  t.kv = e.kv_offset(p);
   t.q_tile = q_tile;
   t.q0 = q_tile * BR;
   t.kv_tiles = kv_tile_count<BR, BC>(p, q_tile);
@@ -117,15 +132,25 @@ __device__ __forceinline__ void load_tile(float* __restrict__ dst, const float* 
                                           int n, float mul = 1.0f) {
   constexpr int kTotal = traits::tile_float4s(ROWS, D);
   constexpr int kTrips = traits::tile_load_trips(ROWS, D, THREADS);
+  // Where THREADS is a whole number of rows, a trip moves the thread kRowsPerTrip rows down in the
+  // same column: one base address, each trip's an immediate multiple of the row stride from it
+  // (a 64-bit address per trip cost the 255-register kernels a spill).
+  constexpr bool kWholeRows = THREADS % (D / 4) == 0;
+  constexpr int kRowsPerTrip = THREADS / (D / 4);
+  const int tid = static_cast<int>(threadIdx.x);
+  const float* const base =
+      src + static_cast<long long>(row0 + traits::tile_row_of(tid, D)) * src_rs + traits::tile_col_of(tid, D);
 #pragma unroll
   for (int trip = 0; trip < kTrips; ++trip) {
-    const int idx = static_cast<int>(threadIdx.x) + trip * THREADS;
+    const int idx = tid + trip * THREADS;
     if (kTotal % THREADS == 0 || idx < kTotal) {
       const int r = traits::tile_row_of(idx, D);
       float4 val = make_float4(0.f, 0.f, 0.f, 0.f);
-      if (row0 + r < n)
-        val = __ldg(reinterpret_cast<const float4*>(src + static_cast<long long>(row0 + r) * src_rs +
-                                                    traits::tile_col_of(idx, D)));
+      if (row0 + r < n) {
+        const float* at = kWholeRows ? base + static_cast<long long>(trip * kRowsPerTrip) * src_rs
+                                     : src + static_cast<long long>(row0 + r) * src_rs + traits::tile_col_of(idx, D);
+        val = __ldg(reinterpret_cast<const float4*>(at));
+      }
       val.x *= mul;
       val.y *= mul;
       val.z *= mul;

@@ -125,18 +125,16 @@ __global__ void __launch_bounds__(traits::MmaTf32<P>::template Tile<D, BR, BC, L
   const BlockTensors blk = block_tensors<D, BR, BC>(p);
   const int q0 = blk.q0, n = p.N, kv_tiles = blk.kv_tiles;
   const float* const qg = blk.q;
-  const float* const kg = blk.k;
-  const float* const vg = blk.v;
-  float* const og = blk.o;
-  const int k_rs = blk.k_rs, v_rs = blk.v_rs;
+  const float* const kg = p.k + blk.kv;
+  const float* const vg = p.v + blk.kv;
 
   // Cooperative cp.async of K and V rows [tile * BC, tile * BC + BC) into stage `stage`.
   auto load_kv = [&](int tile, int stage) {
     float* const sk = smem + R::k_base(kC, stage);
     float* const sv = smem + R::v_base(kC, stage);
     dt::copy_tile_async<D, BC, kThreads>(tid, tile * BC, n, [&](int row, int col, int grow, bool valid) {
-      cp_async_16(sk + R::k_offset(D, L, row, col), kg + static_cast<std::size_t>(grow) * k_rs + col, valid);
-      cp_async_16(sv + R::v_offset(D, L, row, col), vg + static_cast<std::size_t>(grow) * v_rs + col, valid);
+      cp_async_16(sk + R::k_offset(D, L, row, col), kg + static_cast<std::size_t>(grow) * p.ks.row + col, valid);
+      cp_async_16(sv + R::v_offset(D, L, row, col), vg + static_cast<std::size_t>(grow) * p.vs.row + col, valid);
     });
   };
   // This lane's Q values: rows r[0] and r[1] (fragment rows g and g + 8), the float4 at
@@ -151,7 +149,7 @@ __global__ void __launch_bounds__(traits::MmaTf32<P>::template Tile<D, BR, BC, L
   float q[KQ][2][4];
   if constexpr (T::kQInSmem) {
     dt::copy_tile_async<D, BR, kThreads>(tid, q0, n, [&](int row, int col, int grow, bool valid) {
-      cp_async_16(sq + R::k_offset(D, L, row, col), qg + static_cast<std::size_t>(grow) * blk.q_rs + col, valid);
+      cp_async_16(sq + R::k_offset(D, L, row, col), qg + static_cast<std::size_t>(grow) * p.qs.row + col, valid);
     });
   } else {
 #pragma unroll
@@ -160,7 +158,7 @@ __global__ void __launch_bounds__(traits::MmaTf32<P>::template Tile<D, BR, BC, L
       for (int h = 0; h < 2; ++h) {
         float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
         if (r[h] < n)
-          v = __ldg(reinterpret_cast<const float4*>(qg + static_cast<std::size_t>(r[h]) * blk.q_rs + R::qk_col(kk, lane)));
+          v = __ldg(reinterpret_cast<const float4*>(qg + static_cast<std::size_t>(r[h]) * p.qs.row + R::qk_col(kk, lane)));
         q[kk][h][0] = v.x * qscale;
         q[kk][h][1] = v.y * qscale;
         q[kk][h][2] = v.z * qscale;
@@ -281,6 +279,7 @@ __global__ void __launch_bounds__(traits::MmaTf32<P>::template Tile<D, BR, BC, L
   cp_async_wait_all();  // nothing in flight when the block exits
 
   // Row sums across the group's 4 lanes, then O / l as two float4s per row and O tile quad.
+  float* const og = late_entry(p).o(p);
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     float l = l_run[h];
@@ -288,7 +287,7 @@ __global__ void __launch_bounds__(traits::MmaTf32<P>::template Tile<D, BR, BC, L
     l += __shfl_xor_sync(0xffffffffu, l, 2);
     if (r[h] >= n) continue;
     const float inv = 1.0f / l;
-    float* const row = og + static_cast<std::size_t>(r[h]) * blk.o_rs;
+    float* const row = og + static_cast<std::size_t>(r[h]) * p.os.row;
 #pragma unroll
     for (int qd = 0; qd < NO / 4; ++qd)
 #pragma unroll

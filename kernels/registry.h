@@ -62,7 +62,8 @@ struct AttentionTensors {
 };
 
 // Whether every kernel can address these operands: each base pointer and stride aligned to the
-// 16-byte vectors (float4 loads, cp.async) all variants use, heads dividing B, row strides
+// 16-byte vectors (float4 loads, cp.async) all variants use, K and V with the same batch and head
+// strides (one offset addresses both), heads dividing B, row strides
 // below 2^31 floats, and O's rows within an entry not overlapping (that
 // different entries of O do not overlap is the caller's to keep). The reason names the operand and the value.
 Support check_tensors(const AttentionTensors& t, const Workload& w);

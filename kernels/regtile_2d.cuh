@@ -95,14 +95,13 @@ __global__ void __launch_bounds__(traits::RegTile2D::Tile<D, BR, BC, L>::kThread
   const int q0 = blk.q0, n = p.N, kv_tiles = blk.kv_tiles;
   const float scale_log2e = p.scale_log2e;
   const float* const qg = blk.q;
-  const float* const kg = blk.k;
-  const float* const vg = blk.v;
-  float* const og = blk.o;
+  const float* const kg = p.k + blk.kv;
+  const float* const vg = p.v + blk.kv;
   auto qk_at = [](int row, int col) { return R::qk_offset(D, L, row, col); };
   auto v_at = [](int row, int col) { return R::v_offset(D, row, col); };
 
-  dt::load_tile_async<D, BR, kThreads>(sq, qg, blk.q_rs, q0, n, tid, qk_at);
-  dt::load_tile_async<D, BC, kThreads>(sk, kg, blk.k_rs, 0, n, tid, qk_at);
+  dt::load_tile_async<D, BR, kThreads>(sq, qg, p.qs.row, q0, n, tid, qk_at);
+  dt::load_tile_async<D, BC, kThreads>(sk, kg, p.ks.row, 0, n, tid, qk_at);
   cp_async_commit();
 
   float acc[TM][TD];
@@ -116,7 +115,7 @@ __global__ void __launch_bounds__(traits::RegTile2D::Tile<D, BR, BC, L>::kThread
     // K_t (and Q) landed; every thread finished P V_{t-1}, so V and P buffers are free.
     cp_async_wait_all();
     __syncthreads();
-    dt::load_tile_async<D, BC, kThreads>(sv, vg, blk.v_rs, kv0, n, tid, v_at);
+    dt::load_tile_async<D, BC, kThreads>(sv, vg, p.vs.row, kv0, n, tid, v_at);
     cp_async_commit();
 
     float s[TM][TN];
@@ -198,7 +197,7 @@ __global__ void __launch_bounds__(traits::RegTile2D::Tile<D, BR, BC, L>::kThread
     cp_async_wait_all();
     __syncthreads();
     if (t + 1 < kv_tiles) {
-      dt::load_tile_async<D, BC, kThreads>(sk, kg, blk.k_rs, kv0 + BC, n, tid, qk_at);
+      dt::load_tile_async<D, BC, kThreads>(sk, kg, p.ks.row, kv0 + BC, n, tid, qk_at);
       cp_async_commit();
     }
 
@@ -227,6 +226,7 @@ __global__ void __launch_bounds__(traits::RegTile2D::Tile<D, BR, BC, L>::kThread
   }
 
   // The last tile's l was written before the last __syncthreads of the loop.
+  float* const og = late_entry(p).o(p);
 #pragma unroll
   for (int i = 0; i < TM; ++i) {
     const int row = R::q_row(grp, i, kGroups);
@@ -234,7 +234,7 @@ __global__ void __launch_bounds__(traits::RegTile2D::Tile<D, BR, BC, L>::kThread
       const float inv = 1.0f / sstat[R::l_offset(BR, row)];
 #pragma unroll
       for (int m = 0; m < NV; ++m)
-        dt::store_vec<VW>(og + static_cast<std::size_t>(q0 + row) * blk.o_rs + R::o_col(lane, m, D), &acc[i][m * VW], inv);
+        dt::store_vec<VW>(og + static_cast<std::size_t>(q0 + row) * p.os.row + R::o_col(lane, m, D), &acc[i][m * VW], inv);
     }
   }
 }

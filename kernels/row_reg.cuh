@@ -19,13 +19,13 @@ __global__ void __launch_bounds__(traits::RowReg::Tile<D, BR, BC, L>::kThreads, 
   float* sSt = smem + T::kStOffset;
 
   const BlockCoords bc = block_coords(p);
-  const EntryTensors et = entry_tensors(p, bc.batch);
+  const Entry et = entry_of(p, bc.batch);
   const int tid = static_cast<int>(threadIdx.x);
   const int row = bc.q_tile * BR + tid;
 
   float4 q[D / 4], o[D / 4];
   {
-    const float4* q_row = reinterpret_cast<const float4*>(et.q + static_cast<long long>(row) * et.q_rs);
+    const float4* q_row = reinterpret_cast<const float4*>(et.q(p) + static_cast<long long>(row) * p.qs.row);
 #pragma unroll
     for (int x = 0; x < D / 4; ++x) {
       q[x] = row < p.N ? p.scale_log2e * __ldg(q_row + x) : make_float4(0.f, 0.f, 0.f, 0.f);
@@ -38,8 +38,11 @@ __global__ void __launch_bounds__(traits::RowReg::Tile<D, BR, BC, L>::kThreads, 
   for (int t = 0; t < n_kv; ++t) {
     const int k0 = t * BC;
     __syncthreads();  // every thread is done with the previous K/V tile
-    load_tile<BC, D, T::kKvStride, T::kThreads>(smem + T::kKOffset, et.k, et.k_rs, k0, p.N);
-    load_tile<BC, D, T::kKvStride, T::kThreads>(smem + T::kVOffset, et.v, et.v_rs, k0, p.N);
+    // Read again each tile (a few instructions per Bc x d tile): K and V's offset held across the
+    // loop beside Q and O's 128 registers spilled 8 bytes at d = 64.
+    const long long kv = late_entry(p).kv_offset(p);
+    load_tile<BC, D, T::kKvStride, T::kThreads>(smem + T::kKOffset, p.k + kv, p.ks.row, k0, p.N);
+    load_tile<BC, D, T::kKvStride, T::kThreads>(smem + T::kVOffset, p.v + kv, p.vs.row, k0, p.N);
     __syncthreads();
 
     float m_tile = -INFINITY;
@@ -77,7 +80,7 @@ __global__ void __launch_bounds__(traits::RowReg::Tile<D, BR, BC, L>::kThreads, 
 
   if (row < p.N) {
     const float inv_l = __fdividef(1.0f, l);  // l >= 1 (the max key contributes exp2(0)); no slow-path call
-    float4* out = reinterpret_cast<float4*>(et.o + static_cast<long long>(row) * et.o_rs);
+    float4* out = reinterpret_cast<float4*>(late_entry(p).o(p) + static_cast<long long>(row) * p.os.row);
 #pragma unroll
     for (int x = 0; x < D / 4; ++x) out[x] = inv_l * o[x];
   }

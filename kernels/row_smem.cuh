@@ -21,12 +21,13 @@ __global__ void __launch_bounds__(traits::RowSmem::Tile<D, BR, BC, L>::kThreads,
   float* sS = smem + T::kSOffset;
 
   const BlockCoords bc = block_coords(p);
-  const EntryTensors et = entry_tensors(p, bc.batch);
+  const Entry et = entry_of(p, bc.batch);
+  const long long kv = et.kv_offset(p);
   const int tid = static_cast<int>(threadIdx.x);
   const int q0 = bc.q_tile * BR;
   const int row = q0 + tid;
 
-  load_tile<BR, D, T::kQStride, T::kThreads>(sQ, et.q, et.q_rs, q0, p.N, p.scale_log2e);
+  load_tile<BR, D, T::kQStride, T::kThreads>(sQ, et.q(p), p.qs.row, q0, p.N, p.scale_log2e);
 
   float o[D];
 #pragma unroll
@@ -39,8 +40,8 @@ __global__ void __launch_bounds__(traits::RowSmem::Tile<D, BR, BC, L>::kThreads,
   for (int t = 0; t < n_kv; ++t) {
     const int k0 = t * BC;
     __syncthreads();  // every thread is done with the previous K/V tile
-    load_tile<BC, D, T::kKvStride, T::kThreads>(sK, et.k, et.k_rs, k0, p.N);
-    load_tile<BC, D, T::kKvStride, T::kThreads>(sV, et.v, et.v_rs, k0, p.N);
+    load_tile<BC, D, T::kKvStride, T::kThreads>(sK, p.k + kv, p.ks.row, k0, p.N);
+    load_tile<BC, D, T::kKvStride, T::kThreads>(sV, p.v + kv, p.vs.row, k0, p.N);
     __syncthreads();
 
     float m_tile = -INFINITY;
@@ -107,7 +108,7 @@ __global__ void __launch_bounds__(traits::RowSmem::Tile<D, BR, BC, L>::kThreads,
 
   if (row < p.N) {
     const float inv_l = __fdividef(1.0f, l);  // l >= 1 (the max key contributes exp2(0)); no slow-path call
-    float4* out = reinterpret_cast<float4*>(et.o + static_cast<long long>(row) * et.o_rs);
+    float4* out = reinterpret_cast<float4*>(late_entry(p).o(p) + static_cast<long long>(row) * p.os.row);
 #pragma unroll
     for (int c4 = 0; c4 < D / 4; ++c4)
       out[c4] = make_float4(o[4 * c4] * inv_l, o[4 * c4 + 1] * inv_l, o[4 * c4 + 2] * inv_l, o[4 * c4 + 3] * inv_l);

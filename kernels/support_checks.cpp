@@ -106,6 +106,14 @@ Support check_tensors(const AttentionTensors& t, const Workload& w) {
   } ops[] = {{"q", t.q, t.strides.q}, {"k", t.k, t.strides.k}, {"v", t.v, t.strides.v}, {"o", t.o, t.strides.o}};
   for (const auto& op : ops)
     if (Support s = check_operand(op.name, op.ptr, op.s, w, heads); !s) return s;
+  // One offset addresses an entry's K and V in every kernel (kernels/attention_params.cuh: Entry).
+  const OperandStrides &ks = t.strides.k, &vs = t.strides.v;
+  if (w.B / heads > 1 && ks.batch != vs.batch)
+    return Support::no("k and v batch strides differ (" + to_string(ks.batch) + " and " + to_string(vs.batch) +
+                       "): the kernels address an entry's K and V with one offset");
+  if (heads > 1 && ks.head != vs.head)
+    return Support::no("k and v head strides differ (" + to_string(ks.head) + " and " + to_string(vs.head) +
+                       "): the kernels address an entry's K and V with one offset");
   // Rows of O written by different blocks must not share addresses.
   if (w.N > 1 && t.strides.o.row < w.d)
     return Support::no("o row stride " + to_string(t.strides.o.row) + " is below d=" + to_string(w.d) +

@@ -46,7 +46,8 @@ __global__ void __launch_bounds__(traits::WarpGroups::Tile<D, BR, BC, L>::kThrea
   const float* sV = smem + T::kVOffset;
 
   const BlockCoords bc = block_coords(p);
-  const EntryTensors et = entry_tensors(p, bc.batch);
+  const Entry et = entry_of(p, bc.batch);
+  const long long kv = et.kv_offset(p);
   const int tid = static_cast<int>(threadIdx.x);
   const int g = tid % G;
   const int row0 = bc.q_tile * BR + traits::WarpGroups::first_row(tid, G, R);
@@ -56,7 +57,7 @@ __global__ void __launch_bounds__(traits::WarpGroups::Tile<D, BR, BC, L>::kThrea
   for (int r = 0; r < R; ++r)
 #pragma unroll
     for (int x = 0; x < F4; ++x) {
-      const float* src = et.q + static_cast<long long>(row0 + r) * et.q_rs + (x * G + g) * 4;
+      const float* src = et.q(p) + static_cast<long long>(row0 + r) * p.qs.row + (x * G + g) * 4;
       q[r][x] = row0 + r < p.N ? p.scale_log2e * __ldg(reinterpret_cast<const float4*>(src))
                                : make_float4(0.f, 0.f, 0.f, 0.f);
       o[r][x] = make_float4(0.f, 0.f, 0.f, 0.f);
@@ -72,8 +73,8 @@ __global__ void __launch_bounds__(traits::WarpGroups::Tile<D, BR, BC, L>::kThrea
   for (int t = 0; t < n_kv; ++t) {
     const int k0 = t * BC;
     __syncthreads();  // every thread is done with the previous K/V tile
-    load_tile<BC, D, T::kKvStride, T::kThreads>(smem + T::kKOffset, et.k, et.k_rs, k0, p.N);
-    load_tile<BC, D, T::kKvStride, T::kThreads>(smem + T::kVOffset, et.v, et.v_rs, k0, p.N);
+    load_tile<BC, D, T::kKvStride, T::kThreads>(smem + T::kKOffset, p.k + kv, p.ks.row, k0, p.N);
+    load_tile<BC, D, T::kKvStride, T::kThreads>(smem + T::kVOffset, p.v + kv, p.vs.row, k0, p.N);
     __syncthreads();
 
     float s[R][kChunks];  // s[r][c]: score (then p) of key c*G + g of this tile for row r
@@ -145,7 +146,7 @@ __global__ void __launch_bounds__(traits::WarpGroups::Tile<D, BR, BC, L>::kThrea
       const float inv_l = __fdividef(1.0f, l[r]);  // l >= 1 (the max key contributes exp2(0))
 #pragma unroll
       for (int x = 0; x < F4; ++x)
-        *reinterpret_cast<float4*>(et.o + static_cast<long long>(row0 + r) * et.o_rs + (x * G + g) * 4) =
+        *reinterpret_cast<float4*>(late_entry(p).o(p) + static_cast<long long>(row0 + r) * p.os.row + (x * G + g) * 4) =
             inv_l * o[r][x];
     }
   }

@@ -154,6 +154,10 @@ TEST(KernelRegistry, CheckTensorsAcceptsTheDenseLayoutsAndRefusesWhatNoKernelCan
   s.q.row = 1LL << 32;
   EXPECT_EQ(check_tensors(tensors(s), w).reason, "q row stride 4294967296 is above the kernels' limit 2147483647");
   s = bnhd;
+  s.v.head = 128;
+  EXPECT_EQ(check_tensors(tensors(s), w).reason,
+            "k and v head strides differ (64 and 128): the kernels address an entry's K and V with one offset");
+  s = bnhd;
   s.heads = 4;
   EXPECT_EQ(check_tensors(tensors(s), w).reason, "B=6 is not a multiple of heads=4");
   AttentionTensors t = tensors(bnhd);
