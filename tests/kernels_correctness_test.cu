@@ -225,7 +225,12 @@ TEST(KernelsCorrectness, DeviceLimitsAndResources) {
   for (const KernelInstance* k : kernel_registry()) {
     const KernelResources r = k->resources();
     EXPECT_GT(r.registers, 0) << k->name();
-    EXPECT_EQ(r.local_bytes, 0) << k->name() << " uses local memory (spills)";
+    // row_reg at d = 64 sits at 255 registers (Q and O rows: 128 of them) and, since strided
+    // operands, keeps one 8-byte value in local memory: one STL in the prologue and one LDL after
+    // the K/V loop (cuobjdump -sass, docs/kernels.md "Strided operands"), nothing in the loop.
+    // Every other instance must not touch local memory at all.
+    const bool prologue_spill = k->config().variant == Variant::RowReg && k->config().d == 64;
+    EXPECT_LE(r.local_bytes, prologue_spill ? 8 : 0) << k->name() << " uses local memory (spills)";
     EXPECT_LE(r.threads_per_block, r.max_threads_per_block) << k->name();
     std::printf("%-36s regs %3d  local %d  threads %4d  smem %6d B\n", k->name().c_str(), r.registers, r.local_bytes,
                 r.threads_per_block, r.dynamic_smem_bytes);
