@@ -16,6 +16,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "dispatch/attention_forward.h"
@@ -91,6 +92,39 @@ const Dispatcher& dispatcher_for(int device) {
   return *it->second;
 }
 
+// N rounded up to one of 8 steps per octave (at least 64): sequence lengths that share a step
+// share a config.
+long long n_bucket(long long n) {
+  long long octave = 64;
+  while (octave * 2 <= n) octave *= 2;
+  const long long step = octave >= 512 ? octave / 8 : 64;
+  return (n + step - 1) / step * step;
+}
+
+// The dispatcher's choice, reused for every N of the same bucket (same device, B, d, causal,
+// precision): a new choice ranks every config with the model (about 0.1 s), and generation asks
+// for a new N at every token. The first N of a bucket decides (a measured workload of the
+// profile matches exactly there); a tile choice does not change within an eighth of an octave.
+Choice choice_for(int device, const Workload& w, Precision p) {
+  using Key = std::tuple<int, long long, long long, int, bool, Precision>;
+  static std::mutex mutex;
+  static std::map<Key, Choice> cache;
+  const Key key{device, w.B, n_bucket(w.N), w.d, w.causal, p};
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = cache.find(key); it != cache.end()) return it->second;
+  }
+  const Dispatcher& dispatcher = dispatcher_for(device);
+  Choice c;
+  try {
+    c = dispatcher.choose(w, p);
+  } catch (const DispatchError& e) {
+    throw py::value_error(e.what());
+  }
+  std::lock_guard<std::mutex> lock(mutex);
+  return cache.emplace(key, c).first->second;
+}
+
 // What the last attention() call handed to the kernel: lets a test check that no copy was made.
 struct LastLaunch {
   std::uintptr_t q = 0, k = 0, v = 0, o = 0;
@@ -134,13 +168,7 @@ std::string attention(std::uintptr_t q, const std::vector<long long>& q_strides,
   if (attr.device != current)
     throw py::value_error("q is on CUDA device " + std::to_string(attr.device) + ", the current device is " +
                           std::to_string(current));
-  const Dispatcher& dispatcher = dispatcher_for(attr.device);
-  Choice choice;
-  try {
-    choice = dispatcher.choose(w, p);
-  } catch (const DispatchError& e) {
-    throw py::value_error(e.what());
-  }
+  const Choice choice = choice_for(attr.device, w, p);
   cudaError_t err;
   {
     py::gil_scoped_release release;
