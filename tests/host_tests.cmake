@@ -29,6 +29,11 @@ flashtune_add_test(tuner_profile_test SOURCES tuner_profile_test.cpp LIBS flasht
 target_compile_definitions(tuner_profile_test PRIVATE FLASHTUNE_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
   FLASHTUNE_TEST_GPU_DIR="${PROJECT_SOURCE_DIR}/configs/gpus")
 flashtune_add_test(tuner_tune_resume_test SOURCES tuner_tune_resume_test.cpp LIBS flashtune_tune_core)
+# The profile's write path: the journal, the store and the writer's lock; shards and merge (host).
+foreach(t tuner_journal_test tuner_merge_test)
+  flashtune_add_test(${t} SOURCES ${t}.cpp LIBS flashtune_tune_core)
+endforeach()
+target_compile_definitions(tuner_merge_test PRIVATE FLASHTUNE_TEST_GPU_DIR="${PROJECT_SOURCE_DIR}/configs/gpus")
 
 # The coefficient fit (host-only) and `flashtune fit` from the outside.
 flashtune_add_test(fit_test SOURCES fit_test.cpp LIBS flashtune_fit)
