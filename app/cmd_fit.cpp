@@ -72,6 +72,12 @@ int fit_command(const FitOptions& o) {
   // concurrent tune's pairs would be lost otherwise), and fit what a stopped tune's journal holds.
   std::optional<ProfileLock> lock;
   if (!o.no_write && std::filesystem::is_regular_file(o.profile)) {
+    // A profile the fit may not rewrite (read-only) is named before minutes of fitting.
+    try {
+      require_replaceable(o.profile);
+    } catch (const OutputError& e) {
+      throw CommandError{kExitFailure, std::string("cannot write the coefficients: ") + e.what()};
+    }
     try {
       lock.emplace(ProfileLock::acquire(o.profile, "flashtune fit"));
       compact_journal(o.profile);

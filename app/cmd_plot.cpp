@@ -11,6 +11,7 @@
 #include "exit_codes.h"
 #include "plot_options.h"
 #include "plots/plot_session.h"
+#include "tuner/output_file.h"
 
 namespace flashtune::app {
 namespace {
@@ -25,6 +26,11 @@ int plot_command(const PlotOptions& o) {
                                                           o.out.c_str(), stem.c_str());
       if (!p.note.empty()) std::printf("  note (%s): %s\n", p.title.c_str(), p.note.c_str());
     }
+  } catch (const OutputError& e) {
+    // A file that could not be written (full disk, file-size limit, read-only): the previous one is
+    // unchanged.
+    std::fprintf(stderr, "%s\n", e.what());
+    return kExitFailure;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return kExitUsage;

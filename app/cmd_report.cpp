@@ -23,7 +23,12 @@ namespace {
 int report_command(const PlotOptions& o) {
   try {
     const std::string path = o.out + "/report.md";
-    require_outputs_apart({{"--profile", o.profile}}, {{"--out", path}});
+    try {
+      require_outputs_apart({{"--profile", o.profile}}, {{"--out", path}});
+    } catch (const OutputError& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+      return kExitUsage;
+    }
     const plots::PlotSession s = plots::open_plot_session(o.profile, o.gpu_spec);
     plots::ensure_directory(o.out);
     plots::ReportInput in;
@@ -40,6 +45,11 @@ int report_command(const PlotOptions& o) {
     }
     write_output_atomic(path, plots::render_report(in));
     std::printf("%s\n", path.c_str());
+  } catch (const OutputError& e) {
+    // A file that could not be written (full disk, file-size limit, read-only): the previous one is
+    // unchanged.
+    std::fprintf(stderr, "%s\n", e.what());
+    return kExitFailure;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return kExitUsage;

@@ -179,10 +179,8 @@ std::string render_text(const FitRun& r) {
   const model::Coefficients defaults;
   for (const model::CoefficientInfo& ci : model::coefficient_table()) {
     const bool is_free = std::find(r.fit.free.begin(), r.fit.free.end(), ci.name) != r.fit.free.end();
-    char buf[160];
-    std::snprintf(buf, sizeof buf, "  %-26s %12.5g -> %12.5g%s\n", ci.name, defaults.*(ci.member),
-                  r.fit.coefficients.*(ci.member), is_free ? "" : "   (fixed)");
-    out << buf;
+    out << formatted("  %-26s %12.5g -> %12.5g%s\n", ci.name, defaults.*(ci.member), r.fit.coefficients.*(ci.member),
+                     is_free ? "" : "   (fixed)");
   }
   out << "\naccuracy (APE and regret in %; Spearman per workload)\n"
       << "  " << std::string(44, ' ') << " points    MAPE  medAPE   maxAPE  rho med  rho min  regret med  max\n";
@@ -191,19 +189,16 @@ std::string render_text(const FitRun& r) {
     out << "\nmodel-guided tuning (rank by the leave-one-workload-out model, measure the top K)\n"
         << "  rule        measured   regret med   regret max   within 2% of best\n";
     for (const GuidedResult& g : r.guided) {
-      char buf[200];
-      std::snprintf(buf, sizeof buf, "  %-10s %8.1f%% %11.2f%% %11.2f%%   %d of %d\n", g.rule.label.c_str(),
-                    100.0 * g.share_measured, g.median_regret, g.max_regret, g.within_2pct, g.workloads);
-      out << buf;
+      out << formatted("  %-10s %8.1f%% %11.2f%% %11.2f%%   %d of %d\n", g.rule.label.c_str(), 100.0 * g.share_measured,
+                       g.median_regret, g.max_regret, g.within_2pct, g.workloads);
     }
   }
   if (!r.held_out_workloads.empty()) {
     out << "\nper workload (leave-one-workload-out): regret of the model's pick, Spearman\n";
     for (const WorkloadRegret& w : r.held_out_workloads) {
-      char buf[300];
-      std::snprintf(buf, sizeof buf, "  %-26s %6.1f%%  rho %6.3f  pick %s%s\n", w.workload.c_str(), 100.0 * w.regret,
-                    w.spearman, w.pick.c_str(), w.pick == w.best ? " (the best)" : ("; best " + w.best).c_str());
-      out << buf;
+      // Workload and config names are the profile's, of any length: no fixed buffer.
+      out << formatted("  %-26s %6.1f%%  rho %6.3f  pick %s%s\n", w.workload.c_str(), 100.0 * w.regret, w.spearman,
+                       w.pick.c_str(), w.pick == w.best ? " (the best)" : ("; best " + w.best).c_str());
     }
   }
   if (!r.cross.empty()) {
@@ -217,17 +212,13 @@ std::string render_text(const FitRun& r) {
     out << "\nunseen workloads, " << u.configs << " (" << u.profile << ", " << u.spec << "; coefficients fitted on "
         << ds.gpu.name << ")\n";
     out << row_text("model, fitted here", u.m);
-    char buf[300];
-    std::snprintf(buf, sizeof buf,
-                  "  top-1 regret max %.1f%% (%s); top-3 regret max %.1f%% (%s); top 5%% within 2%% of the best on %d of %d\n",
-                  u.m.max_regret, u.m.worst_regret_workload.c_str(), u.top3.max_regret, u.top3.worst_workload.c_str(),
-                  u.top5pct.within_2pct, u.top5pct.workloads);
-    out << buf;
-    for (const WorkloadRegret& w : u.workloads) {
-      std::snprintf(buf, sizeof buf, "  %-28s %6.1f%%  rho %6.3f  pick %s%s\n", w.workload.c_str(), 100.0 * w.regret,
-                    w.spearman, w.pick.c_str(), w.pick == w.best ? " (the best)" : ("; best " + w.best).c_str());
-      out << buf;
-    }
+    out << formatted(
+        "  top-1 regret max %.1f%% (%s); top-3 regret max %.1f%% (%s); top 5%% within 2%% of the best on %d of %d\n",
+        u.m.max_regret, u.m.worst_regret_workload.c_str(), u.top3.max_regret, u.top3.worst_workload.c_str(),
+        u.top5pct.within_2pct, u.top5pct.workloads);
+    for (const WorkloadRegret& w : u.workloads)
+      out << formatted("  %-28s %6.1f%%  rho %6.3f  pick %s%s\n", w.workload.c_str(), 100.0 * w.regret, w.spearman,
+                       w.pick.c_str(), w.pick == w.best ? " (the best)" : ("; best " + w.best).c_str());
   }
   return out.str();
 }
@@ -277,9 +268,9 @@ nlohmann::ordered_json render_json(const FitRun& r) {
     row["top3_worst_workload"] = u.top3.worst_workload;
     row["top5pct_within_2pct"] = u.top5pct.within_2pct;
     row["workloads"] = u.top5pct.workloads;
-    auto& wl = row["per_workload"] = nlohmann::ordered_json::array();
+    auto& per_workload = row["per_workload"] = nlohmann::ordered_json::array();
     for (const WorkloadRegret& w : u.workloads)
-      wl.push_back({{"workload", w.workload}, {"pick", w.pick}, {"best", w.best}, {"regret", w.regret},
+      per_workload.push_back({{"workload", w.workload}, {"pick", w.pick}, {"best", w.best}, {"regret", w.regret},
                     {"spearman", w.spearman}, {"configs", w.configs}});
   }
   return j;

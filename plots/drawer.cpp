@@ -48,25 +48,18 @@ void Drawer::draw(const std::string& stem, const std::string& tmpl, const std::s
   vars.emplace_back("common", gnuplot_quote(r_.template_dir + "/common.gp"));
   for (const char* term : {"svg", "png"}) {
     const std::string out = r_.out_dir + "/" + stem + "." + term;
-    const std::string temp = r_.out_dir + "/." + stem + "." + term + ".tmp";
-    GnuplotVars v = vars;
-    v.emplace_back("term", gnuplot_quote(term));
-    v.emplace_back("out", gnuplot_quote(temp));
-    try {
+    // gnuplot writes the staged temporary; it replaces the plot (a link followed, the mode kept)
+    // only when complete.
+    StagedOutput staged = StagedOutput::written_by(out, [&](const std::string& temp) {
+      GnuplotVars v = vars;
+      v.emplace_back("term", gnuplot_quote(term));
+      v.emplace_back("out", gnuplot_quote(temp));
       run_gnuplot(r_.gnuplot, r_.template_dir + "/" + tmpl + ".gp", v);
-    } catch (...) {
-      std::remove(temp.c_str());
-      throw;
-    }
-    if (!plot_file_complete(temp, term)) {
-      std::remove(temp.c_str());
-      throw std::runtime_error(out + ": gnuplot wrote an incomplete file (disk full or file-size limit?); the previous "
-                                     "plot is unchanged");
-    }
-    if (std::rename(temp.c_str(), out.c_str()) != 0) {
-      std::remove(temp.c_str());
-      throw std::runtime_error(out + ": cannot replace it with the new plot");
-    }
+      if (!plot_file_complete(temp, term))
+        throw OutputError(out + ": gnuplot wrote an incomplete file (disk full or file-size limit?); the previous "
+                                "plot is unchanged");
+    });
+    staged.commit();
   }
 }
 

@@ -35,7 +35,7 @@ PlotProfile load_plot_profile(const std::string& path) {
     m.workload = by_name.at(fm.workload);  // the reader checked that every measurement's workload is listed
     m.config = parse_config_name(fm.config);
     m.median_ms = fm.timing->median_ms;
-    m.stdev_ms = fm.timing->stdev_ms;
+    m.stdev_ms = fm.timing->stdev_ms.value_or(0);
     if (fm.resources) m.registers = fm.resources->registers;
     m.counters = fm.counters;
     p.ok.push_back(std::move(m));

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The host-only code under AddressSanitizer and UndefinedBehaviorSanitizer (clang): builds the
 # host libraries (model, profile, fit, plots, .npy) and their tests with -DFLASHTUNE_HOST_ONLY=ON,
-# runs the tests, then every fuzz target for a few seconds (scripts/fuzz.sh). No CUDA needed; the
+# runs the tests (tests/host_tests.cmake: the profile's writer, journal, lock, store and merge among
+# them), then every fuzz target for a few seconds (scripts/fuzz.sh). No CUDA needed; the
 # flashtune binary itself is not in this build (it links the CUDA libraries).
 # Usage: scripts/sanitize_host.sh [fuzz seconds per target, default 20; 0 skips fuzzing]
 set -euo pipefail

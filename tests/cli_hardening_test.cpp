@@ -4,10 +4,14 @@
 // workload limits and option checks come before any GPU work, and predict says what it used.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "cli_test_support.h"
 #include "test_temp_dir.h"
@@ -55,6 +59,16 @@ CommandResult run_with_file_limit(int blocks, const std::string& args) {
 
 const char* kFastFit = " --cv none --free fp32_efficiency,launch_overhead_us --quiet";
 
+// Names of the writers' temporaries ("p.json.flashtune-tmp.<host>.<pid>.<n>", tuner/output_file.h)
+// left in `folder`.
+std::vector<std::string> temporaries_in(const std::string& folder) {
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(folder))
+    if (e.path().filename().string().find(".flashtune-tmp.") != std::string::npos)
+      names.push_back(e.path().filename().string());
+  return names;
+}
+
 // ---- no output over an input; a failed command writes nothing ------------------------------
 
 TEST(CliHardening, FitResidualsOverTheProfileIsRefusedAndTheProfileKept) {
@@ -95,6 +109,41 @@ TEST(CliHardening, FitNamesABadCrossProfileBeforeFittingAndPrintsNoNan) {
   r = run_flashtune("fit --profile '" + data("fixture_profile.json") + "' --no-write" + kFastFit);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(r.output.find("nan"), std::string::npos) << "the roofline's undefined Spearman: " << r.output;
+}
+
+// A workload name longer than the report's old 300-byte row buffers: every row keeps its line break.
+TEST(CliHardening, FitReportRowsKeepTheirLineBreaksWhateverTheNames) {
+  TempDir dir("h_fit_rows");
+  std::string text = read_all(data("fixture_profile.json"));
+  const std::string long_name = "n512_" + std::string(300, 'x');
+  for (std::size_t at; (at = text.find("\"n512\"")) != std::string::npos;) text.replace(at, 6, "\"" + long_name + "\"");
+  const std::string p = dir.write("p.json", text);
+  const auto r = run_flashtune("fit --profile '" + p + "' --no-write --cv workload --free fp32_efficiency --quiet");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::istringstream lines(r.output);
+  std::size_t rows = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find(long_name) == std::string::npos) continue;
+    ++rows;
+    EXPECT_NE(line.find("pick "), std::string::npos) << "row cut short: " << line;
+    EXPECT_EQ(line.find("rho", line.find("rho") + 1), std::string::npos) << "two rows on one line: " << line;
+  }
+  EXPECT_GE(rows, 1u) << r.output;
+}
+
+// fit --help said 9 coefficients where the fit frees 11: the count now comes from the fit's own list.
+TEST(CliHardening, FitHelpCountsTheCoefficientsTheFitFrees) {
+  const auto help = run_flashtune("fit --help");
+  const std::size_t at = help.output.find("(default: the ");
+  ASSERT_NE(at, std::string::npos) << help.output;
+  const int said = std::stoi(help.output.substr(at + 14));
+  const auto r = run_flashtune("fit --profile '" + data("../../profiles/nvidia-h200.json") +
+                               "' --no-write --json --cv none --quiet");
+  ASSERT_EQ(r.exit_code, 0) << r.output.substr(0, 500);
+  const std::size_t free_at = r.output.find("\"free\": [");
+  ASSERT_NE(free_at, std::string::npos);
+  const std::string list = r.output.substr(free_at, r.output.find(']', free_at) - free_at);
+  EXPECT_EQ(said, static_cast<int>(std::count(list.begin(), list.end(), '"')) / 2 - 1) << list;
 }
 
 TEST(CliHardening, ExportOutOverTheProfileIsRefused) {
@@ -140,23 +189,29 @@ TEST(CliHardening, FitFaultsKeepThePreviousProfile) {
   const auto r = run_with_file_limit(4, "fit --profile '" + p + "'" + kFastFit);
   EXPECT_NE(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("cannot write the coefficients"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("File too large"), std::string::npos) << r.output;
+  // The fit's result is printed even though the profile could not take it.
+  EXPECT_NE(r.output.find("accuracy (APE and regret"), std::string::npos) << r.output;
   EXPECT_EQ(read_all(p), before);
-  for (const auto& e : std::filesystem::directory_iterator(dir.file("")))
-    EXPECT_NE(e.path().filename().string()[0], '.') << "a temporary was left behind: " << e.path();
+  EXPECT_TRUE(temporaries_in(dir.file("")).empty()) << "a temporary was left behind";
 }
 
 TEST(CliHardening, ReportFaultsKeepThePreviousReport) {
   TempDir dir("h_report_fault");
   const std::string p = fixture_copy(dir);
-  const auto r0 = run_flashtune("report --profile /nonexistent.json --out /proc/flashtune-report");
-  EXPECT_EQ(r0.exit_code, 2) << r0.output;
+  const auto r0 = run_flashtune("report --profile '" + p + "' --out /proc/flashtune-report --gpu-spec nvidia-h200");
+  EXPECT_NE(r0.exit_code, 0) << r0.output;
+  EXPECT_NE(r0.output.find("/proc/flashtune-report"), std::string::npos) << r0.output;
+  EXPECT_EQ(line_count(r0.output), 1u) << r0.output;
   const std::string out = dir.file("out");
   std::filesystem::create_directories(out);
   const std::string md = out + "/report.md";
   std::ofstream(md) << "previous\n";
   const auto r = run_with_file_limit(1, "report --profile '" + p + "' --out '" + out + "' --gpu-spec nvidia-h200");
-  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_EQ(line_count(r.output), 1u) << r.output;
   EXPECT_EQ(read_all(md), "previous\n");
+  EXPECT_TRUE(temporaries_in(out).empty()) << "a temporary was left behind";
 }
 
 TEST(CliHardening, PlotFaultsLeaveNoHalfWrittenFile) {
@@ -171,11 +226,93 @@ TEST(CliHardening, PlotFaultsLeaveNoHalfWrittenFile) {
   std::ofstream(out + "/accuracy.svg") << "previous\n";
   const auto r = run_with_file_limit(1, "plot --profile '" + p + "' --out '" + out + "' --gpu-spec nvidia-h200");
   if (r.output.find("gnuplot not found") != std::string::npos) GTEST_SKIP() << "gnuplot not installed";
-  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_EQ(line_count(r.output), 1u) << r.output;
   EXPECT_EQ(read_all(out + "/accuracy.svg"), "previous\n");
-  for (const auto& e : std::filesystem::directory_iterator(out))
-    EXPECT_NE(e.path().filename().string()[0], '.') << "a temporary was left behind: " << e.path();
+  EXPECT_TRUE(temporaries_in(out).empty()) << "a temporary was left behind";
+}
+
+TEST(CliHardening, MergeFaultsKeepThePreviousProfile) {
+  TempDir dir("h_merge_fault");
+  const std::string p = fixture_copy(dir);
+  const std::string before = read_all(p);
+  auto r = run_flashtune("merge '" + p + "' --out /proc/flashtune-merged.json");
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("/proc/flashtune-merged.json"), std::string::npos) << r.output;
+  EXPECT_EQ(line_count(r.output), 1u) << r.output;
+  // The merged profile (the input rewritten in place) is larger than the limit.
+  r = run_with_file_limit(4, "merge '" + p + "' --out '" + p + "'");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("File too large"), std::string::npos) << r.output;
+  EXPECT_EQ(line_count(r.output), 1u) << r.output;
+  EXPECT_EQ(read_all(p), before);
+  EXPECT_TRUE(temporaries_in(dir.file("")).empty()) << "a temporary was left behind";
+}
+
+// ---- the profile writer respects the file ----------------------------------------------------
+
+TEST(CliHardening, FitThroughASymlinkKeepsTheLinkTheModeAndUnknownFields) {
+  TempDir dir("h_fit_link");
+  std::filesystem::create_directories(dir.file("real"));
+  // Unknown fields where fit's rewrite used to drop them, and a timing without min/max/stdev.
+  std::string text = read_all(data("fixture_profile.json"));
+  auto insert_after = [&text](const std::string& anchor, const std::string& field) {
+    const std::size_t at = text.find(anchor);
+    ASSERT_NE(at, std::string::npos) << anchor;
+    text.insert(at + anchor.size(), field);
+  };
+  insert_after("\"gpu\": {", "\"pci_bus_id\": \"0000:19:00.0\", ");
+  insert_after("\"build\": {", "\"cmake_flags\": \"-O3\", ");
+  insert_after("\"name\": \"n512\",", " \"label\": \"seed case\",");
+  insert_after("\"status\": \"ok\",", " \"host\": \"node3\",");
+  const std::string target = dir.write("real/p.json", text);
+  ASSERT_EQ(::chmod(target.c_str(), 0640), 0);
+  const std::string link = dir.file("p.json");
+  std::filesystem::create_symlink("real/p.json", link);
+  const auto r = run_flashtune("fit --profile '" + link + "'" + kFastFit);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(std::filesystem::is_symlink(link)) << "the link was replaced by a regular file";
+  const std::string after = read_all(target);
+  EXPECT_NE(after.find("\"fit\""), std::string::npos) << "the coefficients went elsewhere";
+  for (const char* kept : {"pci_bus_id", "cmake_flags", "\"label\"", "\"host\""})
+    EXPECT_NE(after.find(kept), std::string::npos) << kept << " was dropped";
+  // The fixture's first measurement has no max_ms: it must not come back as 0 (one line per
+  // measurement in the file).
+  const std::size_t first = after.find("\"workload\":\"n512\",\"config\":\"row_smem/d64/br64xbc32/plain\"");
+  ASSERT_NE(first, std::string::npos) << after.substr(0, 2000);
+  const std::string line = after.substr(first, after.find('\n', first) - first);
+  EXPECT_EQ(line.find("max_ms"), std::string::npos) << line;
+  struct stat st {};
+  ASSERT_EQ(::stat(target.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0640u);
+  EXPECT_TRUE(temporaries_in(dir.file("real")).empty());
+}
+
+// The tests run as root, which may write any file: the writer reads the mode bits.
+TEST(CliHardening, FitRefusesAReadOnlyProfileBeforeFitting) {
+  TempDir dir("h_fit_ro");
+  const std::string p = fixture_copy(dir);
+  const std::string before = read_all(p);
+  ASSERT_EQ(::chmod(p.c_str(), 0444), 0);
+  const auto r = run_flashtune("fit --profile '" + p + "'" + kFastFit);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("read-only (mode 0444)"), std::string::npos) << r.output;
+  EXPECT_EQ(line_count(r.output), 1u) << r.output;
+  EXPECT_EQ(read_all(p), before);
+}
+
+// Two fits of one profile: the second is refused rather than silently losing the first's result.
+TEST(CliHardening, AFitWhileAnotherWriterHoldsTheProfileIsRefused) {
+  TempDir dir("h_fit_lock");
+  const std::string p = fixture_copy(dir);
+  const std::string before = read_all(p);
+  // flock(1) holds the profile's lock file while the fit runs, as a concurrent fit or tune would.
+  const auto r = run_shell("flock '" + p + ".lock' '" + FLASHTUNE_BINARY + "' fit --profile '" + p + "'" + kFastFit +
+                           " 2>&1");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("is locked by"), std::string::npos) << r.output;
+  EXPECT_EQ(line_count(r.output), 1u) << r.output;
+  EXPECT_EQ(read_all(p), before);
 }
 
 // ---- stdout checked ---------------------------------------------------------------------------

@@ -5,14 +5,17 @@
 
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <csignal>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -24,6 +27,9 @@
 #include "tuner/npy.h"
 #include "tuner/output_file.h"
 #include "tuner/profile.h"
+#include "tuner/profile_journal.h"
+#include "tuner/profile_lock.h"
+#include "tuner/profile_store.h"
 #include "tuner/workload_set.h"
 
 namespace {
@@ -117,6 +123,16 @@ TEST(GpuSpecHardening, DuplicateKeyAndOverflowNameTheFile) {
   expect_error<std::runtime_error>([&] { flashtune::model::load_gpu_spec(dup); }, {"dup.json", "sm_count", "twice"});
   const std::string big = t.write("big.json", R"({"schema_version": 1e999})");
   expect_error<std::runtime_error>([&] { flashtune::model::load_gpu_spec(big); }, {"big.json", "1e999"});
+}
+
+// A file that does not parse, anywhere in the spec folder, used to break `--gpu h200` for every GPU.
+TEST(GpuSpecHardening, ABadFileInTheFolderBreaksNoOtherGpu) {
+  TempDir t("spec_dir");
+  t.write("nvidia-h200.json", shipped_h200_spec().dump());
+  t.write("broken.json", R"({"aliases": ["h200"], "sm_count": {"value": 1e400}})");
+  EXPECT_EQ(flashtune::model::find_gpu_spec("h200", t.file("")).sm_count, 132);
+  EXPECT_EQ(flashtune::model::find_gpu_spec("nvidia-h200", t.file("")).sm_count, 132);
+  expect_error<std::runtime_error>([&] { flashtune::model::find_gpu_spec("broken", t.file("")); }, {"broken.json", "1e400"});
 }
 
 // ---- workload limits ------------------------------------------------------------------------
@@ -341,6 +357,192 @@ TEST(OutputFile, ReplacedFileKeepsItsMode) {
   ASSERT_EQ(::stat(path.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0640u);
   EXPECT_EQ(read_all(path), "new\n");
+}
+
+// ---- the profile writer respects the file (issue 15, defects 5 and 12) ------------------------
+
+// The fixture profile as JSON, to be changed and written where a test wants it.
+json fixture_json() { return json::parse(read_all(FLASHTUNE_FIXTURE_PROFILE)); }
+
+// Runs `body` in a forked child whose files may grow to `limit` bytes. With SIGXFSZ ignored (as
+// flashtune's main does) a write past the limit fails with EFBIG; left at its default the signal
+// kills the child mid-write, as a crash or a `kill -9` would. The child's one-line error, if any,
+// comes back through `message`. Returns the child's wait status.
+int in_child_with_file_limit(rlim_t limit, bool ignore_sigxfsz, const std::function<void()>& body,
+                             std::string* message = nullptr) {
+  int fds[2];
+  if (::pipe(fds) != 0) return -1;
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(fds[0]);
+    std::signal(SIGXFSZ, ignore_sigxfsz ? SIG_IGN : SIG_DFL);
+    const rlimit low{limit, limit};
+    if (::setrlimit(RLIMIT_FSIZE, &low) != 0) ::_exit(3);
+    int code = 0;
+    try {
+      body();
+    } catch (const std::exception& e) {
+      const std::string what = e.what();
+      const ssize_t ignored = ::write(fds[1], what.data(), what.size());
+      (void)ignored;
+      code = 1;
+    }
+    ::_exit(code);
+  }
+  ::close(fds[1]);
+  char buf[1024];
+  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;)
+    if (message) message->append(buf, static_cast<std::size_t>(n));
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return status;
+}
+
+// The names in a folder that are temporaries of ours.
+std::vector<std::string> temporaries_in(const std::string& folder) {
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(folder))
+    if (flashtune::is_output_temp_name(e.path().filename().string())) names.push_back(e.path().filename().string());
+  return names;
+}
+
+TEST(ProfileWrite, ASymlinkIsFollowedAndKept) {
+  TempDir t("pw_link");
+  std::filesystem::create_directories(t.file("real"));
+  const std::string target = t.write("real/p.json", read_all(FLASHTUNE_FIXTURE_PROFILE));
+  const std::string link = t.file("p.json");
+  std::filesystem::create_symlink("real/p.json", link);  // relative, as `ln -s` makes them
+  flashtune::Profile p = flashtune::load_profile(link);
+  p.coefficients = {{"fp32_efficiency", 0.5}};
+  flashtune::write_profile_atomic(link, p);
+  EXPECT_TRUE(std::filesystem::is_symlink(link)) << "the link was replaced by a regular file";
+  EXPECT_EQ(flashtune::load_profile(target).coefficients.value("fp32_efficiency", 0.0), 0.5);
+  // The lock and the journal sit beside the file itself: one of each per profile, whatever its name.
+  EXPECT_EQ(flashtune::lock_path(link), target + ".lock");
+  EXPECT_EQ(flashtune::journal_path(link), target + ".journal");
+  EXPECT_TRUE(temporaries_in(t.file("real")).empty());
+}
+
+TEST(ProfileWrite, TheModeIsKept) {
+  TempDir t("pw_mode");
+  const std::string path = t.write("p.json", read_all(FLASHTUNE_FIXTURE_PROFILE));
+  ASSERT_EQ(::chmod(path.c_str(), 0640), 0);
+  flashtune::write_profile_atomic(path, flashtune::load_profile(path));
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0640u);
+}
+
+// The tests run as root, whom access(2) lets write a 0444 file: the writer reads the mode bits.
+TEST(ProfileWrite, AReadOnlyFileIsRefusedEvenForRoot) {
+  TempDir t("pw_readonly");
+  const std::string path = t.write("p.json", read_all(FLASHTUNE_FIXTURE_PROFILE));
+  const std::string before = read_all(path);
+  ASSERT_EQ(::chmod(path.c_str(), 0444), 0);
+  expect_error<flashtune::ProfileError>(
+      [&] { flashtune::write_profile_atomic(path, flashtune::load_profile(path)); },
+      {"p.json", "read-only (mode 0444)"});
+  EXPECT_EQ(read_all(path), before);
+  expect_error<flashtune::OutputError>([&] { flashtune::write_output_atomic(path, "x"); }, {"read-only"});
+  EXPECT_TRUE(temporaries_in(t.file("")).empty());
+}
+
+TEST(ProfileWrite, UnknownFieldsAndAbsentStatisticsSurviveARewrite) {
+  TempDir t("pw_unknown");
+  json doc = fixture_json();
+  doc["gpu"]["pci_bus_id"] = "0000:19:00.0";
+  doc["build"]["cmake_flags"] = "-O3";
+  doc["workloads"][1]["label"] = "seed case";
+  doc["measurements"][0]["host"] = "node3";
+  doc["measurements"][0]["timing"]["p90_ms"] = 0.339;
+  json& timing = doc["measurements"][1]["timing"];
+  for (const char* k : {"min_ms", "max_ms", "stdev_ms", "mean_ms", "rel_stdev", "samples", "dropped"}) timing.erase(k);
+  const std::string path = t.write("p.json", doc.dump(1));
+  flashtune::Profile p = flashtune::load_profile(path);
+  p.coefficients = {{"fp32_efficiency", 0.5}};  // as fit's rewrite changes the profile
+  flashtune::write_profile_atomic(path, p);
+  const json after = json::parse(read_all(path));
+  EXPECT_EQ(after["gpu"]["pci_bus_id"], "0000:19:00.0");
+  EXPECT_EQ(after["build"]["cmake_flags"], "-O3");
+  EXPECT_EQ(after["workloads"][1]["label"], "seed case");
+  EXPECT_EQ(after["measurements"][0]["host"], "node3");
+  EXPECT_EQ(after["measurements"][0]["timing"]["p90_ms"], 0.339);
+  for (const char* k : {"min_ms", "max_ms", "stdev_ms", "mean_ms", "rel_stdev", "samples", "dropped"})
+    EXPECT_FALSE(after["measurements"][1]["timing"].contains(k)) << k << " was written although the file had none";
+  // A statistic the file has is written back as it was.
+  EXPECT_EQ(after["measurements"][0]["timing"]["min_ms"], doc["measurements"][0]["timing"]["min_ms"]);
+  EXPECT_EQ(after["measurements"][0]["timing"].contains("max_ms"), doc["measurements"][0]["timing"].contains("max_ms"));
+}
+
+TEST(ProfileWrite, APathUnderProcFailsInOneLine) {
+  const flashtune::Profile p = flashtune::load_profile(FLASHTUNE_FIXTURE_PROFILE);
+  expect_error<flashtune::ProfileError>([&] { flashtune::write_profile_atomic("/proc/flashtune-p.json", p); },
+                                        {"/proc/flashtune-p.json", "cannot write"});
+}
+
+TEST(ProfileWrite, AFileSizeLimitMidWriteKeepsThePreviousProfile) {
+  TempDir t("pw_fsize");
+  const std::string path = t.write("p.json", read_all(FLASHTUNE_FIXTURE_PROFILE));
+  const std::string before = read_all(path);
+  flashtune::Profile p = flashtune::load_profile(path);
+  p.coefficients = {{"fp32_efficiency", 0.5}};
+  std::string message;
+  const int status = in_child_with_file_limit(
+      4096, true, [&] { flashtune::write_profile_atomic(path, p); }, &message);
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), 1) << "the write did not fail: " << message;
+  EXPECT_NE(message.find("p.json"), std::string::npos) << message;
+  EXPECT_NE(message.find("File too large"), std::string::npos) << message;
+  EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  EXPECT_EQ(read_all(path), before);
+  EXPECT_TRUE(temporaries_in(t.file("")).empty());
+}
+
+// A writer killed mid-write (here by SIGXFSZ, as `kill -9` would) leaves its temporary behind,
+// under a name a listing shows; the next write to the same file removes it.
+TEST(ProfileWrite, AWriterKilledMidWriteLeavesATemporaryTheNextWriteRemoves) {
+  TempDir t("pw_killed");
+  const std::string path = t.write("p.json", read_all(FLASHTUNE_FIXTURE_PROFILE));
+  const std::string before = read_all(path);
+  const flashtune::Profile p = flashtune::load_profile(path);
+  const int status = in_child_with_file_limit(4096, false, [&] { flashtune::write_profile_atomic(path, p); });
+  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGXFSZ) << status;
+  EXPECT_EQ(read_all(path), before);
+  ASSERT_EQ(temporaries_in(t.file("")).size(), 1u) << "the killed write's temporary";
+  // Another file's temporary and a live writer's stay.
+  const std::string other = t.write("q.json" + std::string(flashtune::kTempMarker) + "x.1.0", "another file's");
+  const std::string live =
+      t.write(std::filesystem::path(flashtune::output_temp_prefix(path)).filename().string() +
+                  std::to_string(::getppid()) + ".0",
+              "a live writer's");
+  flashtune::write_profile_atomic(path, p);
+  const std::vector<std::string> left = temporaries_in(t.file(""));
+  EXPECT_EQ(left.size(), 2u);
+  EXPECT_TRUE(std::filesystem::exists(other));
+  EXPECT_TRUE(std::filesystem::exists(live));
+}
+
+TEST(ProfileWrite, ATuneStoreThroughASymlinkWritesTheTarget) {
+  TempDir t("pw_store_link");
+  const std::string target = t.write("real.json", read_all(FLASHTUNE_FIXTURE_PROFILE));
+  const std::string link = t.file("p.json");
+  std::filesystem::create_symlink(target, link);
+  ASSERT_EQ(::chmod(target.c_str(), 0600), 0);
+  {
+    flashtune::ProfileStore store(link, flashtune::load_profile(link));
+    flashtune::Measurement m = store.snapshot().measurements.front();
+    m.config = "row_smem/d64/br32xbc32/plain";  // a pair the fixture does not hold
+    store.record(m);
+    EXPECT_TRUE(std::filesystem::exists(target + ".journal"));
+    store.compact();
+  }
+  EXPECT_TRUE(std::filesystem::is_symlink(link));
+  EXPECT_FALSE(std::filesystem::exists(target + ".journal"));
+  struct stat st {};
+  ASSERT_EQ(::stat(target.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+  EXPECT_EQ(flashtune::load_profile(target).measurements.size(), flashtune::load_profile(FLASHTUNE_FIXTURE_PROFILE).measurements.size() + 1);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 // writer's lock (a second holder refused with the holder's PID, released on destruction).
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -13,6 +14,7 @@
 
 #include "test_temp_dir.h"
 #include "tuner/fake_backend.h"
+#include "tuner/output_file.h"
 #include "tuner/profile_journal.h"
 #include "tuner/profile_lock.h"
 #include "tuner/profile_store.h"
@@ -163,8 +165,14 @@ TEST(ProfileJournal, ReplayOverACompactedProfileAddsNothing) {
 TEST(ProfileJournal, OpeningAStoreRemovesTempFilesOfAKilledWrite) {
   TempDir dir("journal_tmp");
   const std::string path = dir.file("p.json");
-  const std::string stale = dir.write(".p.json.tmp.99999", "{ half a profile");
-  const std::string other = dir.write(".q.json.tmp.99999", "another profile's");
+  // A writer that has exited: its pid names no process any more.
+  const pid_t gone = ::fork();
+  if (gone == 0) ::_exit(0);
+  ::waitpid(gone, nullptr, 0);
+  const std::string name = std::filesystem::path(output_temp_prefix(path)).filename().string() + std::to_string(gone);
+  const std::string stale = dir.write(name + ".0", "{ half a profile");
+  const std::string other = dir.write("q.json" + std::string(kTempMarker) + "x." + std::to_string(gone) + ".0",
+                                      "another profile's");
   ProfileStore store(path, fake_profile());
   EXPECT_FALSE(std::filesystem::exists(stale));
   EXPECT_TRUE(std::filesystem::exists(other));

@@ -76,6 +76,7 @@ Profile sample_profile() {
   t.stdev_ms = 0.002;
   t.rel_stdev = 0.005;
   t.samples = 12;
+  t.dropped = 0;
   t.sm_clock_mhz = 1980;
   t.stop = "converged";
   t.samples_ms = {0.35, 0.349, 0.351};

@@ -23,6 +23,10 @@ std::string number(double x) {
   return buf;
 }
 
+// An empty cell for what the measurement did not record.
+std::string number(const std::optional<double>& x) { return x ? number(*x) : std::string(); }
+std::string number(const std::optional<int>& x) { return x ? std::to_string(*x) : std::string(); }
+
 const NamedWorkload* find_workload(const Profile& p, const std::string& name) {
   for (const NamedWorkload& w : p.workloads)
     if (w.name == name) return &w;
@@ -72,7 +76,8 @@ std::string profile_to_csv(const Profile& p) {
       const TimingSummary& t = *m.timing;
       const double tflops = w && t.median_ms > 0 ? w->workload.nominal_flops() / (t.median_ms * 1e-3) / 1e12 : 0;
       out << number(t.median_ms) << "," << number(t.min_ms) << "," << number(t.mean_ms) << "," << number(t.stdev_ms)
-          << "," << number(t.rel_stdev) << "," << t.samples << "," << t.dropped << "," << number(t.sm_clock_mhz) << ","
+          << "," << number(t.rel_stdev) << "," << number(t.samples) << "," << number(t.dropped) << ","
+          << (t.sm_clock_mhz > 0 ? number(t.sm_clock_mhz) : std::string()) << ","
           << number(tflops) << ",";
     } else {
       out << ",,,,,,,,,";
@@ -134,11 +139,12 @@ ordered_json profile_to_t4(const Profile& p) {
     };
     if (m.timing) {
       add("time", m.timing->median_ms, "ms");
-      add("time_min", m.timing->min_ms, "ms");
-      add("time_mean", m.timing->mean_ms, "ms");
-      add("time_stdev", m.timing->stdev_ms, "ms");
-      add("samples", m.timing->samples, "");
-      add("sm_clock", m.timing->sm_clock_mhz, "MHz");
+      // What the measurement did not record is left out rather than reported as 0.
+      if (m.timing->min_ms) add("time_min", *m.timing->min_ms, "ms");
+      if (m.timing->mean_ms) add("time_mean", *m.timing->mean_ms, "ms");
+      if (m.timing->stdev_ms) add("time_stdev", *m.timing->stdev_ms, "ms");
+      if (m.timing->samples) add("samples", *m.timing->samples, "");
+      if (m.timing->sm_clock_mhz > 0) add("sm_clock", m.timing->sm_clock_mhz, "MHz");
       if (w && m.timing->median_ms > 0)
         add("GFLOP/s", w->workload.nominal_flops() / (m.timing->median_ms * 1e-3) / 1e9, "GFLOP/s");
     }

@@ -38,8 +38,11 @@ Measurement FakeBackend::measure(const NamedWorkload& w, const TileConfig& c) {
   } else {
     m.verify = VerifyResult{2e-7, 1e-6};
     TimingSummary t;
-    t.median_ms = t.min_ms = t.max_ms = t.mean_ms = fake_time_ms(w.workload, c);
+    t.median_ms = fake_time_ms(w.workload, c);
+    t.min_ms = t.max_ms = t.mean_ms = t.median_ms;
+    t.stdev_ms = t.rel_stdev = 0.0;
     t.samples = 10;
+    t.dropped = 0;
     t.stop = "converged";
     t.sm_clock_mhz = 1980;
     t.samples_ms.assign(10, t.median_ms);

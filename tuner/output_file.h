@@ -1,9 +1,16 @@
 // Writing a command's output file so that a failure cannot destroy anything: the text goes to a
-// hidden temporary beside the target and is renamed over it only when every byte is on disk.
-// A full disk, `ulimit -f`, a path under /proc or a missing folder leave the previous file as it
-// was (and no temporary behind), with one line naming the file. Host-only.
+// temporary beside the target and is renamed over it only when every byte is on disk. A full
+// disk, `ulimit -f`, a path under /proc or a missing folder leave the previous file as it was (and
+// no temporary behind), with one line naming the file. The file is respected: a symbolic link is
+// followed (the file it names is replaced, the link stays), a replaced file keeps its mode (and its
+// owner where the writer may set it), and a read-only file is refused. Host-only.
+//
+// Temporaries are named "<target>.flashtune-tmp.<host>.<pid>.<n>", beside the target: visible in a
+// listing, and a process killed mid-write leaves one that the next write to the same target
+// removes (its host is this one and its process is gone).
 #pragma once
 
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -16,30 +23,64 @@ class OutputError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// What marks a temporary of ours: "p.json.flashtune-tmp.node3.4242.0" holds it.
+inline constexpr const char* kTempMarker = ".flashtune-tmp.";
+// True for a file name (no folder) of one of our temporaries.
+bool is_output_temp_name(const std::string& file_name);
+
+// The file a write to `path` replaces: symbolic links followed, a dangling one to the file it
+// names (created by the write). A path that is not a link comes back as given. Throws
+// OutputError for a loop of links.
+std::string write_target(const std::string& path);
+
+// Throws OutputError when a write to `path` would be refused: the file it names is a folder, or
+// read-only ("p.json: read-only (mode 0444): not replaced; make it writable to allow it"). Checked
+// from the mode bits as well as access(2), because root may write any file. For commands that
+// check before they work (fit), and by every StagedOutput.
+void require_replaceable(const std::string& path);
+
+// The start of the names of this host's temporaries for `target`: "<target>.flashtune-tmp.<host>.".
+std::string output_temp_prefix(const std::string& target);
+
+// Removes the temporaries of writes to `target` (a resolved path) that a killed process left:
+// those of this host whose process no longer exists. Never fails (a file it cannot remove stays).
+void remove_stale_temps(const std::string& target);
+
 // One output written but not yet in place. Several are staged first and committed together, so a
 // command whose second output fails has not yet replaced its first.
 class StagedOutput {
  public:
-  // Writes `text` to a temporary in `path`'s folder (mode 0666 less the umask, or the mode of the
-  // file it will replace). Throws OutputError("<path>: cannot write: File too large").
+  // Writes `text` to a temporary beside the target (mode 0666 less the umask, or the mode of the
+  // file it will replace). Throws OutputError("<path>: cannot write: File too large"),
+  // OutputError("<path>: read-only (mode 0444): not replaced; make it writable to allow it").
   StagedOutput(const std::string& path, const std::string& text);
+  // For a file another program writes (gnuplot): `write` is given the temporary's path and must
+  // leave the complete file there or throw; the temporary is removed on any failure.
+  static StagedOutput written_by(const std::string& path, const std::function<void(const std::string&)>& write);
   StagedOutput(StagedOutput&& other) noexcept;
   StagedOutput& operator=(StagedOutput&&) = delete;
   StagedOutput(const StagedOutput&) = delete;
   StagedOutput& operator=(const StagedOutput&) = delete;
   ~StagedOutput();  // removes the temporary unless committed
 
-  // Renames the temporary over the target. Throws OutputError.
+  // Renames the temporary over the target and makes the rename durable (the folder fsynced).
+  // Throws OutputError.
   void commit();
-  const std::string& path() const { return path_; }
+  const std::string& path() const { return path_; }      // as given
+  const std::string& target() const { return target_; }  // the file replaced (links followed)
 
  private:
-  std::string path_, temp_;
+  explicit StagedOutput(const std::string& path);
+  void finish_temp(int fd, const std::string& written_by);  // mode, owner, fsync, close
+  std::string path_, target_, temp_;
   bool committed_ = false;
 };
 
 // Writes `text` to `path` through a StagedOutput.
 void write_output_atomic(const std::string& path, const std::string& text);
+
+// fsync of a folder: makes a rename or unlink in it durable. Throws OutputError naming it.
+void fsync_folder(const std::string& folder);
 
 // True when `a` and `b` name the same file: the same inode where both exist (links, "./p.json"),
 // else the same normalised absolute path.

@@ -1,19 +1,14 @@
 #include "tuner/profile.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
+#include <initializer_list>
 #include <limits>
-#include <sstream>
 
 #include "model/json_file.h"
+#include "tuner/output_file.h"
 #include "tuner/profile_check.h"
 
 namespace flashtune {
@@ -77,7 +72,33 @@ struct Reader {
     if (!v.is_array()) fail("field '" + at + key + "' must be an array");
     return v;
   }
+  // Optional fields that have no "not recorded" value of their own: absent stays nullopt.
+  std::optional<double> opt_num(const json& obj, const char* key, const std::string& at) const {
+    if (!optional_field(obj, key)) return std::nullopt;
+    return num(obj, key, at);
+  }
+  std::optional<int> opt_small_integer(const json& obj, const char* key, const std::string& at) const {
+    if (!optional_field(obj, key)) return std::nullopt;
+    return small_integer(obj, key, at);
+  }
 };
+
+// The fields of `obj` not in `known`, kept so that a rewrite writes them back.
+json unknown_fields(const json& obj, std::initializer_list<const char*> known) {
+  json extra = json::object();
+  for (auto it = obj.begin(); it != obj.end(); ++it) {
+    bool is_known = false;
+    for (const char* k : known) is_known = is_known || it.key() == k;
+    if (!is_known) extra[it.key()] = *it;
+  }
+  return extra;
+}
+
+// Writes the kept unknown fields after the known ones (a known name is never taken over).
+void put_extra(ordered_json& j, const json& extra) {
+  for (auto it = extra.begin(); it != extra.end(); ++it)
+    if (!j.contains(it.key())) j[it.key()] = *it;
+}
 
 GpuIdentity read_gpu(const Reader& r, const json& g) {
   const std::string at = "gpu.";
@@ -92,6 +113,8 @@ GpuIdentity read_gpu(const Reader& r, const json& g) {
   id.driver = r.str(g, "driver", at, false);
   id.cuda_runtime = r.str(g, "cuda_runtime", at, false);
   id.device_index = r.small_integer(g, "device_index", at, false);
+  id.extra = unknown_fields(g, {"name", "spec", "sm_count", "cc", "sm_clock_max_mhz", "mem_clock_mhz", "l2_bytes",
+                                "driver", "cuda_runtime", "device_index"});
   return id;
 }
 
@@ -114,13 +137,13 @@ Measurement read_measurement(const Reader& r, const json& m, const std::string& 
     const std::string q = p + "timing.";
     TimingSummary s;
     s.median_ms = r.num(*t, "median_ms", q);
-    s.min_ms = r.num(*t, "min_ms", q, false);
-    s.max_ms = r.num(*t, "max_ms", q, false);
-    s.mean_ms = r.num(*t, "mean_ms", q, false);
-    s.stdev_ms = r.num(*t, "stdev_ms", q, false);
-    s.rel_stdev = r.num(*t, "rel_stdev", q, false);
-    s.samples = r.small_integer(*t, "samples", q, false);
-    s.dropped = r.small_integer(*t, "dropped", q, false);
+    s.min_ms = r.opt_num(*t, "min_ms", q);
+    s.max_ms = r.opt_num(*t, "max_ms", q);
+    s.mean_ms = r.opt_num(*t, "mean_ms", q);
+    s.stdev_ms = r.opt_num(*t, "stdev_ms", q);
+    s.rel_stdev = r.opt_num(*t, "rel_stdev", q);
+    s.samples = r.opt_small_integer(*t, "samples", q);
+    s.dropped = r.opt_small_integer(*t, "dropped", q);
     s.sm_clock_mhz = r.num(*t, "sm_clock_mhz", q, false);
     s.stop = r.str(*t, "stop", q, false);
     if (const json* sm = r.optional_field(*t, "samples_ms")) {
@@ -130,6 +153,8 @@ Measurement read_measurement(const Reader& r, const json& m, const std::string& 
         s.samples_ms.push_back(v.get<double>());
       }
     }
+    s.extra = unknown_fields(*t, {"median_ms", "min_ms", "max_ms", "mean_ms", "stdev_ms", "rel_stdev", "samples",
+                                  "dropped", "sm_clock_mhz", "stop", "samples_ms"});
     x.timing = s;
   }
   if (x.status == status::kOk && !x.timing) r.fail("field '" + p + "timing' is required when status is ok");
@@ -153,14 +178,18 @@ Measurement read_measurement(const Reader& r, const json& m, const std::string& 
   x.timestamp = r.str(m, "timestamp", p, false);
   x.device_index = r.small_integer(m, "device_index", p, false);
   x.elapsed_s = r.num(m, "elapsed_s", p, false);
+  x.extra = unknown_fields(m, {"workload", "config", "status", "reason", "verify", "timing", "counters",
+                               "counters_status", "resources", "timestamp", "device_index", "elapsed_s"});
   return x;
 }
 
 // ---- writing --------------------------------------------------------------------------------
 
 ordered_json workload_json(const NamedWorkload& w) {
-  return {{"name", w.name}, {"B", w.workload.B}, {"N", w.workload.N}, {"d", w.workload.d},
-          {"causal", w.workload.causal}};
+  ordered_json j = {{"name", w.name}, {"B", w.workload.B}, {"N", w.workload.N}, {"d", w.workload.d},
+                    {"causal", w.workload.causal}};
+  put_extra(j, w.extra);
+  return j;
 }
 
 ordered_json measurement_json(const Measurement& m) {
@@ -168,10 +197,23 @@ ordered_json measurement_json(const Measurement& m) {
   if (m.verify) j["verify"] = {{"rel_l2", m.verify->rel_l2}, {"max_abs", m.verify->max_abs}};
   if (m.timing) {
     const TimingSummary& t = *m.timing;
-    j["timing"] = {{"median_ms", t.median_ms}, {"min_ms", t.min_ms},   {"mean_ms", t.mean_ms},
-                   {"stdev_ms", t.stdev_ms},   {"rel_stdev", t.rel_stdev}, {"samples", t.samples},
-                   {"dropped", t.dropped},     {"sm_clock_mhz", t.sm_clock_mhz}, {"max_ms", t.max_ms},
-                   {"stop", t.stop},           {"samples_ms", t.samples_ms}};
+    // What the measurement did not record is left out rather than written as 0.
+    ordered_json timing = {{"median_ms", t.median_ms}};
+    const auto put = [&timing](const char* key, const auto& value) {
+      if (value) timing[key] = *value;
+    };
+    put("min_ms", t.min_ms);
+    put("mean_ms", t.mean_ms);
+    put("stdev_ms", t.stdev_ms);
+    put("rel_stdev", t.rel_stdev);
+    put("samples", t.samples);
+    put("dropped", t.dropped);
+    if (t.sm_clock_mhz > 0) timing["sm_clock_mhz"] = t.sm_clock_mhz;
+    put("max_ms", t.max_ms);
+    if (!t.stop.empty()) timing["stop"] = t.stop;
+    if (!t.samples_ms.empty()) timing["samples_ms"] = t.samples_ms;
+    put_extra(timing, t.extra);
+    j["timing"] = timing;
   }
   ordered_json counters = ordered_json::object();
   for (const auto& [name, value] : m.counters) counters[name] = value;
@@ -185,6 +227,7 @@ ordered_json measurement_json(const Measurement& m) {
   j["timestamp"] = m.timestamp;
   j["device_index"] = m.device_index;
   j["elapsed_s"] = m.elapsed_s;
+  put_extra(j, m.extra);
   return j;
 }
 
@@ -200,7 +243,7 @@ ordered_json kernel_resources_json(const Profile& p) {
 }
 
 [[noreturn]] void write_fail(const std::string& path, const std::string& what) {
-  throw ProfileError(path + ": " + what);
+  throw OutputError(path + ": " + what);
 }
 
 }  // namespace
@@ -242,10 +285,12 @@ ordered_json to_json(const Profile& p) {
               {"driver", g.driver},
               {"cuda_runtime", g.cuda_runtime},
               {"device_index", g.device_index}};
+  put_extra(j["gpu"], g.extra);
   j["build"] = {{"compiler", p.build.compiler},
                 {"cuda_arch", p.build.cuda_arch},
                 {"git_commit", p.build.git_commit},
                 {"kernel_set", p.build.kernel_set}};
+  put_extra(j["build"], p.build.extra);
   j["workloads"] = ordered_json::array();
   for (const NamedWorkload& w : p.workloads) j["workloads"].push_back(workload_json(w));
   j["measurements"] = ordered_json::array();
@@ -304,8 +349,11 @@ Profile profile_from_json(const json& doc, const std::string& source) {
   Profile p;
   p.gpu = read_gpu(r, r.object(doc, "gpu", ""));
   const json& b = r.object(doc, "build", "");
-  p.build = BuildInfo{r.str(b, "compiler", "build.", false), r.str(b, "cuda_arch", "build.", false),
-                      r.str(b, "git_commit", "build.", false), r.str(b, "kernel_set", "build.", false)};
+  p.build.compiler = r.str(b, "compiler", "build.", false);
+  p.build.cuda_arch = r.str(b, "cuda_arch", "build.", false);
+  p.build.git_commit = r.str(b, "git_commit", "build.", false);
+  p.build.kernel_set = r.str(b, "kernel_set", "build.", false);
+  p.build.extra = unknown_fields(b, {"compiler", "cuda_arch", "git_commit", "kernel_set"});
   const json& ws = r.array(doc, "workloads", "");
   std::set<std::string> names;
   for (std::size_t i = 0; i < ws.size(); ++i) {
@@ -321,6 +369,7 @@ Profile profile_from_json(const json& doc, const std::string& source) {
     w.workload.causal = causal.get<bool>();
     if (w.workload.B < 1 || w.workload.N < 1 || w.workload.d < 1) r.fail("field '" + at + "B/N/d' must be >= 1");
     if (!names.insert(w.name).second) r.fail("workload '" + w.name + "' listed twice");
+    w.extra = unknown_fields(ws[i], {"name", "B", "N", "d", "causal"});
     p.workloads.push_back(w);
   }
   const json& ms = r.array(doc, "measurements", "");
@@ -361,40 +410,18 @@ Profile load_profile(const std::string& path) {
 
 void write_profile_atomic(const std::string& path, const Profile& p) {
   namespace fs = std::filesystem;
-  const fs::path target(path);
-  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) write_fail(path, "cannot create folder " + dir.string() + ": " + ec.message());
-  // Same folder as the target, so rename() is atomic (one file system).
-  const fs::path tmp = dir / ("." + target.filename().string() + ".tmp." + std::to_string(::getpid()));
-  const std::string text = profile_text(p);
-  FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) write_fail(path, "cannot write " + tmp.string() + ": " + std::strerror(errno));
-  const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  // fsync before rename: after a power loss the new name must not point at unwritten blocks.
-  const bool flushed = std::fflush(f) == 0 && ::fsync(fileno(f)) == 0;
-  const bool closed = std::fclose(f) == 0;
-  if (!written || !flushed || !closed) {
-    const std::string why = std::strerror(errno);
-    fs::remove(tmp, ec);
-    write_fail(path, "cannot write " + tmp.string() + ": " + why);
+  try {
+    // The folder of the file the write replaces (a link's target), created as needed.
+    const fs::path target(write_target(path));
+    if (target.has_parent_path()) {
+      std::error_code ec;
+      fs::create_directories(target.parent_path(), ec);
+      if (ec) write_fail(path, "cannot create folder " + target.parent_path().string() + ": " + ec.message());
+    }
+    write_output_atomic(path, profile_text(p));
+  } catch (const OutputError& e) {
+    throw ProfileError(e.what());
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    fs::remove(tmp, ec);
-    write_fail(path, "cannot rename " + tmp.string() + " over it: " + why);
-  }
-  fsync_folder(dir.string());
-}
-
-void fsync_folder(const std::string& folder) {
-  const int fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) write_fail(folder, std::string("cannot open folder to sync it: ") + std::strerror(errno));
-  const bool synced = ::fsync(fd) == 0;
-  const std::string why = synced ? "" : std::strerror(errno);
-  ::close(fd);
-  if (!synced) write_fail(folder, "cannot sync folder: " + why);
 }
 
 DoneIndex::DoneIndex(const Profile& p) {

@@ -38,6 +38,10 @@ inline constexpr const char* kWrongResult = "wrong-result";   // verification fa
 }  // namespace status
 bool is_known_status(const std::string& s);
 
+// Every record below keeps the fields of its JSON object that this build does not know in
+// `extra`, and writes them back after its own: a profile rewritten by an older or newer flashtune
+// (fit, merge, a resumed tune) loses nothing another version put there.
+
 struct GpuIdentity {
   std::string name;  // "NVIDIA H200"
   std::string spec;  // configs/gpus stem, "nvidia-h200"
@@ -47,22 +51,28 @@ struct GpuIdentity {
   long long l2_bytes = 0;
   std::string driver, cuda_runtime;
   int device_index = 0;
+  nlohmann::json extra = nlohmann::json::object();
 };
 
 struct BuildInfo {
   std::string compiler, cuda_arch, git_commit, kernel_set;  // kernel_set: "full" | "small"
+  nlohmann::json extra = nlohmann::json::object();
 };
 
 struct VerifyResult {
   double rel_l2 = 0, max_abs = 0;
 };
 
+// The statistics a file may leave out are optional: absent stays absent through a rewrite (a 0.0
+// in their place would be a wrong number, a min_ms of 0 beside a median of 3.4).
 struct TimingSummary {
-  double median_ms = 0, min_ms = 0, max_ms = 0, mean_ms = 0, stdev_ms = 0, rel_stdev = 0;
-  int samples = 0, dropped = 0;
+  double median_ms = 0;
+  std::optional<double> min_ms, max_ms, mean_ms, stdev_ms, rel_stdev;
+  std::optional<int> samples, dropped;
   double sm_clock_mhz = 0;           // median SM clock over the kept samples; 0 when unknown
-  std::string stop;                  // why sampling stopped (converged, time-cap, ...)
+  std::string stop;                  // why sampling stopped (converged, time-cap, ...); empty when unknown
   std::vector<double> samples_ms;    // the kept samples, in the order taken (T4 export's runtimes)
+  nlohmann::json extra = nlohmann::json::object();
 };
 
 struct ResourceUsage {
@@ -81,6 +91,7 @@ struct Measurement {
   std::string timestamp;         // UTC, ISO 8601, when the measurement finished
   int device_index = 0;          // which GPU measured it (--devices all)
   double elapsed_s = 0;          // wall time spent on this pair (verify + timing + counters)
+  nlohmann::json extra = nlohmann::json::object();
 };
 
 struct BestConfig {
@@ -116,12 +127,12 @@ Measurement measurement_from_json(const nlohmann::json& j, const std::string& so
 
 // Throws ProfileError naming the file (cannot open, malformed JSON, bad field).
 Profile load_profile(const std::string& path);
-// Writes to a temp file in the same folder and renames it over `path` (creating the folder), so a
-// reader or a crash sees the old file or the new one, never a half-written one; the rename is made
-// durable (folder fsynced) before returning. Throws ProfileError.
+// Writes to a temporary beside the file and renames it over it (creating the folder), so a reader
+// or a crash sees the old file or the new one, never a half-written one; the rename is made durable
+// (folder fsynced) before returning. Through tuner/output_file.h's StagedOutput: a symbolic link is
+// followed (the file it names is rewritten, the link kept), the file keeps its mode, a read-only
+// file is refused, and temporaries a killed writer left are removed. Throws ProfileError.
 void write_profile_atomic(const std::string& path, const Profile& p);
-// fsync of a folder: makes a rename or unlink in it durable. Throws ProfileError naming it.
-void fsync_folder(const std::string& folder);
 
 // Which (workload, config) pairs a profile already holds (any status).
 class DoneIndex {

@@ -40,22 +40,22 @@ struct Checker {
 
   void timing(const std::string& at, const TimingSummary& t) const {
     plausible_ms(at + "median_ms", t.median_ms);
-    // Optional fields read as 0 when absent: 0 means "not recorded", anything else must be a time.
-    for (const auto& [name, value] : {std::pair<const char*, double>{"min_ms", t.min_ms}, {"max_ms", t.max_ms},
-                                      {"mean_ms", t.mean_ms}}) {
-      if (value != 0) plausible_ms(at + name, value);
+    // Optional fields are checked where the file has them; a min, max or mean must be a time.
+    for (const auto& [name, value] : {std::pair<const char*, std::optional<double>>{"min_ms", t.min_ms},
+                                      {"max_ms", t.max_ms}, {"mean_ms", t.mean_ms}}) {
+      if (value) plausible_ms(at + name, *value);
     }
-    finite_nonnegative(at + "stdev_ms", t.stdev_ms);
-    finite_nonnegative(at + "rel_stdev", t.rel_stdev);
+    if (t.stdev_ms) finite_nonnegative(at + "stdev_ms", *t.stdev_ms);
+    if (t.rel_stdev) finite_nonnegative(at + "rel_stdev", *t.rel_stdev);
     finite_nonnegative(at + "sm_clock_mhz", t.sm_clock_mhz);
-    if (t.samples < 0) fail(at + "samples", "= " + std::to_string(t.samples) + ": must be >= 0");
-    if (t.dropped < 0) fail(at + "dropped", "= " + std::to_string(t.dropped) + ": must be >= 0");
+    if (t.samples && *t.samples < 0) fail(at + "samples", "= " + std::to_string(*t.samples) + ": must be >= 0");
+    if (t.dropped && *t.dropped < 0) fail(at + "dropped", "= " + std::to_string(*t.dropped) + ": must be >= 0");
     // A median outside its own samples' range contradicts the measurement (median 1e-300 beside
     // min 3.4 made fit trust a point 17 orders off).
-    if (t.min_ms != 0 && t.median_ms < t.min_ms * (1 - 1e-9))
-      fail_value(at + "median_ms", t.median_ms, "is below min_ms " + number_text(t.min_ms));
-    if (t.max_ms != 0 && t.median_ms > t.max_ms * (1 + 1e-9))
-      fail_value(at + "median_ms", t.median_ms, "is above max_ms " + number_text(t.max_ms));
+    if (t.min_ms && t.median_ms < *t.min_ms * (1 - 1e-9))
+      fail_value(at + "median_ms", t.median_ms, "is below min_ms " + number_text(*t.min_ms));
+    if (t.max_ms && t.median_ms > *t.max_ms * (1 + 1e-9))
+      fail_value(at + "median_ms", t.median_ms, "is above max_ms " + number_text(*t.max_ms));
     for (std::size_t i = 0; i < t.samples_ms.size(); ++i)
       plausible_ms(at + "samples_ms[" + std::to_string(i) + "]", t.samples_ms[i]);
   }

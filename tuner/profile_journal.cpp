@@ -11,6 +11,8 @@
 #include <sstream>
 #include <utility>
 
+#include "tuner/output_file.h"
+
 namespace flashtune {
 namespace {
 
@@ -21,6 +23,14 @@ using nlohmann::json;
 std::string folder_of(const std::string& path) {
   const std::filesystem::path p(path);
   return p.has_parent_path() ? p.parent_path().string() : std::string(".");
+}
+
+void sync_folder_of(const std::string& path) {
+  try {
+    fsync_folder(folder_of(path));
+  } catch (const OutputError& e) {
+    throw ProfileError(e.what());
+  }
 }
 
 void check_header(const json& h, const std::string& where, const Profile& p) {
@@ -37,7 +47,14 @@ void check_header(const json& h, const std::string& where, const Profile& p) {
 
 }  // namespace
 
-std::string journal_path(const std::string& profile_path) { return profile_path + ".journal"; }
+std::string journal_path(const std::string& profile_path) {
+  // Beside the file a write replaces: a profile reached through a symbolic link has one journal.
+  try {
+    return write_target(profile_path) + ".journal";
+  } catch (const OutputError& e) {
+    throw ProfileError(e.what());
+  }
+}
 
 JournalReplay replay_journal(const std::string& journal, Profile& p) {
   JournalReplay r;
@@ -115,7 +132,7 @@ void remove_durably(const std::string& path) {
     if (errno == ENOENT) return;
     fail(path, std::string("cannot remove: ") + std::strerror(errno));
   }
-  fsync_folder(folder_of(path));
+  sync_folder_of(path);
 }
 
 JournalWriter::JournalWriter(std::string path, const GpuIdentity& gpu) : path_(std::move(path)) {
@@ -128,7 +145,7 @@ JournalWriter::JournalWriter(std::string path, const GpuIdentity& gpu) : path_(s
                                          {"started", utc_timestamp()}};
   write_line(header.dump());
   // The new file's name must survive a crash too, or a later append would be to a lost file.
-  fsync_folder(folder_of(path_));
+  sync_folder_of(path_);
 }
 
 JournalWriter::~JournalWriter() {

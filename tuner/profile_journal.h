@@ -20,7 +20,7 @@ namespace flashtune {
 inline constexpr const char* kJournalKind = "flashtune-profile-journal";
 inline constexpr int kJournalSchemaVersion = 1;
 
-// "profiles/p.json" -> "profiles/p.json.journal"
+// "profiles/p.json" -> "profiles/p.json.journal", beside the file a symbolic link names.
 std::string journal_path(const std::string& profile_path);
 
 struct JournalReplay {

@@ -11,6 +11,7 @@
 #include <thread>
 #include <utility>
 
+#include "tuner/output_file.h"
 #include "tuner/profile.h"
 
 namespace flashtune {
@@ -25,7 +26,7 @@ std::string host_name() {
 int open_lock_file(const std::string& profile_path, bool create) {
   const std::string path = lock_path(profile_path);
   if (create) {
-    const std::filesystem::path folder = std::filesystem::path(profile_path).parent_path();
+    const std::filesystem::path folder = std::filesystem::path(path).parent_path();
     std::error_code ec;
     if (!folder.empty()) std::filesystem::create_directories(folder, ec);
     if (ec) throw ProfileLockError(profile_path + ": cannot create folder " + folder.string() + ": " + ec.message());
@@ -64,7 +65,15 @@ void write_holder(int fd, const std::string& command) {
 
 }  // namespace
 
-std::string lock_path(const std::string& profile_path) { return profile_path + ".lock"; }
+std::string lock_path(const std::string& profile_path) {
+  // Beside the file a write replaces, so that two names of one profile (a symbolic link and its
+  // target) share one lock.
+  try {
+    return write_target(profile_path) + ".lock";
+  } catch (const OutputError& e) {
+    throw ProfileLockError(e.what());
+  }
+}
 
 ProfileLock ProfileLock::acquire(const std::string& profile_path, const std::string& command, double wait_s) {
   const int fd = open_lock_file(profile_path, true);

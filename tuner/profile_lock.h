@@ -20,7 +20,7 @@ class ProfileLockError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// "profiles/p.json" -> "profiles/p.json.lock"
+// "profiles/p.json" -> "profiles/p.json.lock", beside the file a symbolic link names (one lock per file).
 std::string lock_path(const std::string& profile_path);
 
 class ProfileLock {

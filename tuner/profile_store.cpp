@@ -1,6 +1,5 @@
 #include "tuner/profile_store.h"
 
-#include <filesystem>
 #include <utility>
 
 namespace flashtune {
@@ -15,22 +14,9 @@ void update_best(Profile& p, const Measurement& m) {
     p.best[m.workload] = BestConfig{m.config, m.timing->median_ms};
 }
 
-// Temp files of writes that a crash cut short (write_profile_atomic names them
-// ".<file>.tmp.<pid>"); only a lock holder calls this, so none of them is being written.
-void remove_stale_temp_files(const std::string& path) {
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  const std::string prefix = "." + target.filename().string() + ".tmp.";
-  std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
-    if (it->path().filename().string().rfind(prefix, 0) == 0) fs::remove(it->path(), ec);
-}
-
 }  // namespace
 
 ProfileStore::ProfileStore(std::string path, Profile initial) : path_(std::move(path)), profile_(std::move(initial)) {
-  remove_stale_temp_files(path_);
   replayed_ = replay_journal(journal_path(path_), profile_);
   recompute_best(profile_);
   compact_locked();

@@ -3,7 +3,8 @@
 // record at the 100,000th as at the first; the whole profile is rewritten atomically only when
 // the journal is compacted into it, at the start (folding in what a crashed or stopped run left)
 // and at the end of a run. A crash at any point loses at most the pair in flight. The caller holds
-// the profile's lock (tuner/profile_lock.h). Host-only.
+// the profile's lock (tuner/profile_lock.h). Every rewrite goes through write_profile_atomic (a
+// symbolic link followed, the mode kept, a read-only file refused). Host-only.
 #pragma once
 
 #include <memory>

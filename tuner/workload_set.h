@@ -24,6 +24,8 @@ class WorkloadFileError : public std::runtime_error {
 struct NamedWorkload {
   std::string name;  // key in profiles ("t10")
   Workload workload;
+  // A profile's workload fields this build does not know, written back on rewrite (profile.h).
+  nlohmann::json extra = nlohmann::json::object();
 };
 
 struct WorkloadSet {
