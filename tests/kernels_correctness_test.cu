@@ -23,15 +23,11 @@
 
 #include "kernels/reference.h"
 #include "kernels/registry.h"
+#include "cuda_test_support.h"
 
 namespace flashtune {
 namespace {
 
-#define CUDA_OK(call)                                                                          \
-  do {                                                                                         \
-    const cudaError_t e_ = (call);                                                             \
-    ASSERT_EQ(e_, cudaSuccess) << #call << ": " << cudaGetErrorString(e_);                     \
-  } while (0)
 
 std::string device_problem() {
   int n = 0;
@@ -53,15 +49,7 @@ const char* env(const char* name) {
 }
 
 template <class T>
-struct DeviceBuffer {
-  T* ptr = nullptr;
-  explicit DeviceBuffer(std::size_t n) {
-    if (cudaMalloc(&ptr, n * sizeof(T)) != cudaSuccess) ptr = nullptr;
-  }
-  ~DeviceBuffer() { cudaFree(ptr); }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-};
+using DeviceBuffer = testing_support::DeviceArray<T>;
 
 // Uniform in [-amp, amp]. Scores are scale * q.k with q, k of variance amp^2/3 and 3: amp_q = 3 gives
 // scores of standard deviation 3; amp_q = 15 gives 15, so that the largest of ~10^4+ scores per

@@ -15,26 +15,13 @@
 #include <vector>
 
 #include "kernels/registry.h"
+#include "cuda_test_support.h"
 #include "gpu_test_support.h"
 
 namespace flashtune {
 namespace {
 
-#define CUDA_OK(call)                                                      \
-  do {                                                                     \
-    const cudaError_t e_ = (call);                                         \
-    ASSERT_EQ(e_, cudaSuccess) << #call << ": " << cudaGetErrorString(e_); \
-  } while (0)
-
-struct DeviceFloats {
-  float* ptr = nullptr;
-  explicit DeviceFloats(std::size_t n) {
-    if (cudaMalloc(&ptr, n * sizeof(float)) != cudaSuccess) ptr = nullptr;
-  }
-  ~DeviceFloats() { cudaFree(ptr); }
-  DeviceFloats(const DeviceFloats&) = delete;
-  DeviceFloats& operator=(const DeviceFloats&) = delete;
-};
+using DeviceFloats = testing_support::DeviceArray<float>;
 
 // Element (b, h, row, col) of an operand with strides s.
 std::size_t at(const OperandStrides& s, long long b, long long h, long long row, int col) {
