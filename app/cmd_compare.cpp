@@ -1,5 +1,5 @@
 // `flashtune compare --profile A --against B`: two profiles of the same workloads side by side
-// (tuner/profile_compare.h): the per-pair relative difference of the median times, the same over
+// (profile/profile_compare.h): the per-pair relative difference of the median times, the same over
 // long kernels only, the best config per workload and whether a different best is a tie, and a
 // breakdown per GPU when a profile was measured on several. Two runs on one GPU model give the
 // sweep's stability; profiles of two GPUs give how far a tuning result carries over. No GPU needed.
@@ -13,8 +13,8 @@
 
 #include "commands.h"
 #include "exit_codes.h"
-#include "tuner/profile.h"
-#include "tuner/profile_compare.h"
+#include "profile/profile.h"
+#include "profile/profile_compare.h"
 
 namespace flashtune::app {
 namespace {

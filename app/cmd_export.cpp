@@ -8,9 +8,9 @@
 
 #include "commands.h"
 #include "exit_codes.h"
-#include "tuner/export.h"
-#include "tuner/output_file.h"
-#include "tuner/profile.h"
+#include "profile/export.h"
+#include "profile/output_file.h"
+#include "profile/profile.h"
 
 namespace flashtune::app {
 namespace {

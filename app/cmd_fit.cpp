@@ -16,9 +16,9 @@
 #include "exit_codes.h"
 #include "fit/fit_run.h"
 #include "model/gpu_spec.h"
-#include "tuner/output_file.h"
-#include "tuner/profile_journal.h"
-#include "tuner/profile_lock.h"
+#include "profile/output_file.h"
+#include "profile/profile_journal.h"
+#include "profile/profile_lock.h"
 
 namespace flashtune::app {
 namespace {

@@ -1,6 +1,6 @@
 // `flashtune merge A.json B.json ... --out P.json`: joins profiles tuned apart (the shards of
 // `tune --shard I/N`, e.g. a Slurm array) into one. Refuses profiles of another GPU model or build
-// with the reason, keeps one measurement of a pair measured twice (tuner/profile_merge.h states
+// with the reason, keeps one measurement of a pair measured twice (profile/profile_merge.h states
 // the rule) and lists them, and, given the plan's options as tune takes them, the planned pairs
 // the result lacks. Each input's journal is read too (a shard that was stopped keeps its pairs);
 // an input another process is still writing is refused. The output is written atomically under
@@ -18,9 +18,9 @@
 #include "commands.h"
 #include "exit_codes.h"
 #include "plan_options.h"
-#include "tuner/profile_journal.h"
-#include "tuner/profile_lock.h"
-#include "tuner/profile_merge.h"
+#include "profile/profile_journal.h"
+#include "profile/profile_lock.h"
+#include "profile/profile_merge.h"
 
 namespace flashtune::app {
 namespace {

@@ -11,7 +11,7 @@
 #include "exit_codes.h"
 #include "plot_options.h"
 #include "plots/plot_session.h"
-#include "tuner/output_file.h"
+#include "profile/output_file.h"
 
 namespace flashtune::app {
 namespace {

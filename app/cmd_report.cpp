@@ -15,7 +15,7 @@
 #include "plots/gnuplot_runner.h"
 #include "plots/plot_session.h"
 #include "plots/report.h"
-#include "tuner/output_file.h"
+#include "profile/output_file.h"
 
 namespace flashtune::app {
 namespace {

@@ -26,7 +26,7 @@
 #include "tuner/laid_out_operands.h"
 #include "tuner/device_check.h"
 #include "tuner/npy.h"
-#include "tuner/output_file.h"
+#include "profile/output_file.h"
 #include "tuner/timing_harness.h"
 #include "tuner/verify.h"
 

@@ -2,7 +2,7 @@
 // plan (every compiled config of the workload's d, or the model's top K) into a profile: verified
 // on fresh random inputs against the double reference, timed by the harness, counters from CUPTI
 // where permitted, resources. Each pair is appended to the profile's journal as it finishes and
-// the profile is compacted at the end (tuner/profile_store.h); the profile is locked against a
+// the profile is compacted at the end (profile/profile_store.h); the profile is locked against a
 // second writer; rerunning the same command resumes; SIGINT/SIGTERM finish the current pair, keep
 // everything, exit 130. --shard I/N measures one of N balanced parts of the plan (a Slurm array
 // task); --backend fake measures nothing (CI). Bad input is reported (one line) before any CUDA call.
@@ -35,14 +35,14 @@
 #include "tuner/device_check.h"
 #include "tuner/fake_backend.h"
 #include "tuner/gpu_identity.h"
-#include "tuner/profile.h"
-#include "tuner/profile_lock.h"
-#include "tuner/profile_store.h"
+#include "profile/profile.h"
+#include "profile/profile_lock.h"
+#include "profile/profile_store.h"
 #include "tuner/progress.h"
 #include "tuner/tune_plan.h"
 #include "tuner/tune_runner.h"
 #include "tuner/tune_shard.h"
-#include "tuner/workload_set.h"
+#include "profile/workload_set.h"
 
 namespace flashtune::app {
 namespace {

@@ -10,9 +10,9 @@
 #include "kernels/traits/variants.h"
 #include "model/gpu_spec.h"
 #include "model/profile.h"
+#include "profile/workload_set.h"
 #include "tuner/config_select.h"
 #include "tuner/tune_plan.h"
-#include "tuner/workload_set.h"
 
 namespace CLI {
 class App;

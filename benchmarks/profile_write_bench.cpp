@@ -16,7 +16,7 @@
 
 #include "kernels/traits/variants.h"
 #include "tuner/fake_backend.h"
-#include "tuner/profile_store.h"
+#include "profile/profile_store.h"
 #include "tuner/tune_plan.h"
 
 namespace {

@@ -6,8 +6,8 @@
 
 #include "model/config_catalog.h"
 #include "model/rank.h"
+#include "profile/workload_set.h"
 #include "tuner/config_select.h"
-#include "tuner/workload_set.h"
 
 namespace flashtune {
 namespace {

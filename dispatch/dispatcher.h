@@ -25,7 +25,7 @@
 #include "kernels/traits/tile_config.h"
 #include "model/gpu_spec.h"
 #include "model/profile.h"
-#include "tuner/profile.h"
+#include "profile/profile.h"
 
 namespace flashtune {
 

@@ -11,7 +11,7 @@
 #include "kernels/traits/tile_config.h"
 #include "model/config_catalog.h"
 #include "model/gpu_spec.h"
-#include "tuner/profile.h"
+#include "profile/profile.h"
 
 namespace flashtune::fit {
 

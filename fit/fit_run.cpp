@@ -8,7 +8,7 @@
 #include <set>
 #include <sstream>
 
-#include "tuner/profile.h"
+#include "profile/profile.h"
 
 namespace flashtune::fit {
 namespace {

@@ -1,13 +1,13 @@
 // Profiles (profiles/*.json and every --profile): any bytes either read or fail with a
 // ProfileError / JsonFileError; a profile that reads writes back to text that reads again to the
 // same measurements (the write path must not produce what the reader refuses). Each line of a
-// tune journal is one measurement (tuner/profile_journal.h), read by the same function.
+// tune journal is one measurement (profile/profile_journal.h), read by the same function.
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 
 #include "model/json_file.h"
-#include "tuner/profile.h"
+#include "profile/profile.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

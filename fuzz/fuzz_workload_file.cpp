@@ -6,7 +6,7 @@
 
 #include "model/json_file.h"
 #include "model/workload_limits.h"
-#include "tuner/workload_set.h"
+#include "profile/workload_set.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

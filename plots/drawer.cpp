@@ -7,7 +7,7 @@
 #include <stdexcept>
 
 #include "plots/plot_set.h"
-#include "tuner/output_file.h"
+#include "profile/output_file.h"
 
 namespace flashtune::plots {
 namespace {

@@ -1,20 +1,11 @@
 #include "plots/plot_profile.h"
 
-#include "tuner/profile.h"
-
-#include <cstdio>
-#include <stdexcept>
+#include "profile/profile.h"
 
 namespace flashtune::plots {
 
-TileConfig parse_config_name(const std::string& text) {
-  // The tuner's parser: one reading of a config name for every profile reader.
-  if (const auto c = flashtune::parse_config_name(text)) return *c;
-  throw std::invalid_argument("config '" + text + "': expected variant/dD/brRxbcC/layout");
-}
-
 PlotProfile load_plot_profile(const std::string& path) {
-  // The tuner's reader and its one value check (tuner/profile_check.h): plot, report and
+  // The tuner's reader and its one value check (profile/profile_check.h): plot, report and
   // check-counters accept exactly the profiles export, compare and fit accept.
   const Profile full = load_profile(path);
   PlotProfile p;
@@ -33,7 +24,7 @@ PlotProfile load_plot_profile(const std::string& path) {
     ProfileMeasurement m;
     m.workload_name = fm.workload;
     m.workload = by_name.at(fm.workload);  // the reader checked that every measurement's workload is listed
-    m.config = parse_config_name(fm.config);
+    m.config = *parse_config_name(fm.config);  // the reader's value check parsed every name
     m.median_ms = fm.timing->median_ms;
     m.stdev_ms = fm.timing->stdev_ms.value_or(0);
     if (fm.resources) m.registers = fm.resources->registers;

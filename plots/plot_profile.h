@@ -1,6 +1,6 @@
 // The parts of a tuner profile (schema v1, docs/profile-schema.md) that the plots read: the GPU,
 // the workloads and every measurement with status "ok" (timing, counters, compiled registers).
-// Host-only: read through the tuner's host-side profile reader (flashtune_tune_core), so every
+// Host-only: a view over the one profile reader (profile/profile.h, flashtune_profile), so every
 // command agrees on what a valid profile is.
 #pragma once
 
@@ -37,11 +37,8 @@ struct PlotProfile {
   int fitted_coefficients = 0;  // entries of the profile's "coefficients" (0: the model's defaults)
 };
 
-// Parses and checks `path` (tuner/profile.h, tuner/profile_check.h). Throws std::runtime_error
+// Parses and checks `path` (profile/profile.h, profile/profile_check.h). Throws std::runtime_error
 // (ProfileError) with one line naming the file and the bad field.
 PlotProfile load_plot_profile(const std::string& path);
-
-// "row_smem/d64/br64xbc32/padded" -> TileConfig; throws std::invalid_argument naming the text.
-TileConfig parse_config_name(const std::string& text);
 
 }  // namespace flashtune::plots

@@ -32,7 +32,7 @@
 #include "model/rank.h"
 #include "model/workload_limits.h"
 #include "tuner/config_select.h"
-#include "tuner/profile.h"
+#include "profile/profile.h"
 
 namespace py = pybind11;
 

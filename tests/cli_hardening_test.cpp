@@ -59,7 +59,7 @@ CommandResult run_with_file_limit(int blocks, const std::string& args) {
 
 const char* kFastFit = " --cv none --free fp32_efficiency,launch_overhead_us --quiet";
 
-// Names of the writers' temporaries ("p.json.flashtune-tmp.<host>.<pid>.<n>", tuner/output_file.h)
+// Names of the writers' temporaries ("p.json.flashtune-tmp.<host>.<pid>.<n>", profile/output_file.h)
 // left in `folder`.
 std::vector<std::string> temporaries_in(const std::string& folder) {
   std::vector<std::string> names;

@@ -13,8 +13,8 @@
 #include "cli_test_support.h"
 #include "gpu_test_support.h"
 #include "kernels/traits/variants.h"
+#include "profile/profile.h"
 #include "test_temp_dir.h"
-#include "tuner/profile.h"
 
 namespace flashtune {
 namespace {

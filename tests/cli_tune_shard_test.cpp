@@ -20,8 +20,8 @@
 
 #include "cli_test_support.h"
 #include "kernels/traits/variants.h"
+#include "profile/profile_journal.h"
 #include "test_temp_dir.h"
-#include "tuner/profile_journal.h"
 
 namespace flashtune {
 namespace {

@@ -12,7 +12,7 @@
 #include "cli_test_support.h"
 #include "gpu_test_support.h"
 #include "kernels/traits/variants.h"
-#include "tuner/profile.h"
+#include "profile/profile.h"
 
 namespace flashtune {
 namespace {

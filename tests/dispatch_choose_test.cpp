@@ -21,7 +21,7 @@
 #include "model/predict.h"
 #include "model/profile.h"
 #include "tuner/config_select.h"
-#include "tuner/profile.h"
+#include "profile/profile.h"
 
 namespace flashtune {
 namespace {

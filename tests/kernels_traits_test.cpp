@@ -55,6 +55,26 @@ TEST(KernelTraits, CompiledConfigsAreAllowedUniqueAndOrdered) {
         << variant_name(v) << " has no compiled instantiation";
 }
 
+// The one parser of config names (profiles, journals, plots): what name() writes, and only that.
+TEST(KernelTraits, ConfigNamesParseBackAndNothingElseDoes) {
+  for (const TileConfig& c : compiled_configs()) {
+    const auto back = parse_config_name(c.name());
+    ASSERT_TRUE(back) << c.name();
+    EXPECT_EQ(*back, c);
+  }
+  const auto c = parse_config_name("regtile_2d/d64/br128xbc32/swizzled");
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->Br, 128);
+  EXPECT_EQ(c->Bc, 32);
+  EXPECT_EQ(c->layout, Layout::Swizzled);
+  for (const char* bad : {"", "row_smem", "row_smem/d64/br64xbc32", "row_smem/d64/br64xbc32/fancy",
+                          "nope/d64/br64xbc32/plain", "row_smem/d64/br64xbc32x/plain", "row_smem/d64/br64xbc32/plain/x",
+                          "row_smem/d64/br64/plain", "row_smem/d64/br64xbc32/diagonal", "row_smem/d064/br64xbc32/plain",
+                          "row_smem/d64/br0xbc32/plain", "row_smem/d64/br-16xbc32/plain", "row_smem/d 64/br64xbc32/plain",
+                          "row_smem/d64/br99999999999xbc32/plain"})
+    EXPECT_FALSE(parse_config_name(bad)) << bad;
+}
+
 TEST(KernelTraits, RejectionsNameTheReason) {
   EXPECT_NE(tile_rejection({Variant::RowReg, 128, 64, 32, Layout::Plain})->find("d in {32, 64}"), std::string::npos);
   EXPECT_NE(tile_rejection({Variant::RowSmem, 48, 64, 32, Layout::Plain})->find("d=48"), std::string::npos);

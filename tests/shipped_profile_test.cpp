@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "kernels/traits/variants.h"
-#include "tuner/profile.h"
+#include "profile/profile.h"
+#include "profile/workload_set.h"
 #include "tuner/tune_plan.h"
-#include "tuner/workload_set.h"
 
 namespace flashtune {
 namespace {

@@ -12,10 +12,10 @@
 
 #include "gpu_test_support.h"
 #include "kernels/traits/variants.h"
+#include "profile/profile.h"
 #include "test_temp_dir.h"
 #include "tuner/counter_source.h"
 #include "tuner/cuda_backend.h"
-#include "tuner/profile.h"
 #include "tuner/tune_plan.h"
 #include "tuner/tune_runner.h"
 

@@ -12,12 +12,12 @@
 #include <fstream>
 #include <sstream>
 
+#include "profile/output_file.h"
+#include "profile/profile_journal.h"
+#include "profile/profile_lock.h"
+#include "profile/profile_store.h"
 #include "test_temp_dir.h"
 #include "tuner/fake_backend.h"
-#include "tuner/output_file.h"
-#include "tuner/profile_journal.h"
-#include "tuner/profile_lock.h"
-#include "tuner/profile_store.h"
 
 namespace flashtune {
 namespace {
@@ -33,7 +33,7 @@ Profile fake_profile() {
 }
 
 // Real config names: every profile reader checks that a measurement's config parses and fits its
-// workload's d (tuner/profile_check.h).
+// workload's d (profile/profile_check.h).
 const std::string kConfigA = "row_smem/d64/br64xbc32/plain";
 const std::string kConfigB = "row_reg/d64/br64xbc32/plain";
 

@@ -9,8 +9,8 @@
 #include <set>
 
 #include "kernels/traits/variants.h"
+#include "profile/profile_merge.h"
 #include "tuner/fake_backend.h"
-#include "tuner/profile_merge.h"
 #include "tuner/tune_shard.h"
 
 namespace flashtune {

@@ -1,4 +1,4 @@
-// Two profiles side by side (tuner/profile_compare.h) on small hand-made profiles whose answers
+// Two profiles side by side (profile/profile_compare.h) on small hand-made profiles whose answers
 // follow from their numbers, and `flashtune compare` from the outside: text, JSON, the cross-GPU
 // warning, and one-line errors (missing file, no pair in common). Host only: no GPU needed.
 #include <gtest/gtest.h>
@@ -6,9 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_test_support.h"
+#include "profile/profile.h"
+#include "profile/profile_compare.h"
 #include "test_temp_dir.h"
-#include "tuner/profile.h"
-#include "tuner/profile_compare.h"
 
 namespace flashtune {
 namespace {

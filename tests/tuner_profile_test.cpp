@@ -12,11 +12,11 @@
 #include "kernels/traits/variants.h"
 #include "model/gpu_spec.h"
 #include "model/profile.h"
-#include "tuner/export.h"
-#include "tuner/profile.h"
+#include "profile/export.h"
+#include "profile/profile.h"
+#include "profile/workload_set.h"
 #include "tuner/progress.h"
 #include "tuner/tune_plan.h"
-#include "tuner/workload_set.h"
 
 namespace flashtune {
 namespace {
@@ -279,17 +279,6 @@ TEST(Profile, DoneIndexAndWorkloadMerge) {
               std::string::npos)
         << e.what();
   }
-}
-
-TEST(ConfigName, EveryCompiledNameParsesBack) {
-  for (const TileConfig& c : compiled_configs()) {
-    const auto back = parse_config_name(c.name());
-    ASSERT_TRUE(back) << c.name();
-    EXPECT_EQ(*back, c);
-  }
-  for (const char* bad : {"", "row_smem", "row_smem/d64/br64xbc32", "row_smem/d64/br64xbc32/fancy",
-                          "nope/d64/br64xbc32/plain", "row_smem/d64/br64xbc32x/plain", "row_smem/d64/br64xbc32/plain/x"})
-    EXPECT_FALSE(parse_config_name(bad)) << bad;
 }
 
 // ---- workload files ---------------------------------------------------------------------------

@@ -15,8 +15,8 @@
 #include <thread>
 
 #include "kernels/traits/variants.h"
+#include "profile/profile_journal.h"
 #include "tuner/fake_backend.h"
-#include "tuner/profile_journal.h"
 #include "tuner/tune_runner.h"
 
 namespace flashtune {

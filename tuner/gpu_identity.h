@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "tuner/profile.h"
+#include "profile/profile.h"
 
 namespace flashtune {
 

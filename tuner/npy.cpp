@@ -10,7 +10,7 @@
 #include <limits>
 #include <sstream>
 
-#include <unistd.h>
+#include "profile/output_file.h"
 
 namespace flashtune::npy {
 namespace {
@@ -115,34 +115,34 @@ void write_array(const std::string& path, const std::vector<std::size_t>& shape,
   dict.push_back('\n');
   const std::size_t header_len = dict.size();
 
-  // Written beside the target and renamed over it when complete: a failed write (full disk,
-  // ulimit -f) leaves the previous file as it was.
-  const std::filesystem::path target(path);
-  const std::string temp =
-      ((target.has_parent_path() ? target.parent_path() : std::filesystem::path(".")) /
-       ("." + target.filename().string() + ".tmp." + std::to_string(::getpid())))
-          .string();
-  std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-  if (!out) throw NpyError(path + ": cannot open for writing");
-  out.write(kMagic, kMagicLen);
-  out.put(static_cast<char>(version));
-  out.put(0);
-  if (version == 1) {
-    const unsigned char len[2] = {static_cast<unsigned char>(header_len & 0xFF),
-                                  static_cast<unsigned char>((header_len >> 8) & 0xFF)};
-    out.write(reinterpret_cast<const char*>(len), 2);
-  } else {
-    unsigned char len[4];
-    for (int i = 0; i < 4; ++i) len[i] = static_cast<unsigned char>((header_len >> (8 * i)) & 0xFF);
-    out.write(reinterpret_cast<const char*>(len), 4);
-  }
-  out.write(dict.data(), static_cast<std::streamsize>(dict.size()));
-  const std::size_t bytes = element_count(shape) * element_bytes;
-  if (bytes > 0) out.write(static_cast<const char*>(data), static_cast<std::streamsize>(bytes));
-  out.close();
-  if (!out || std::rename(temp.c_str(), path.c_str()) != 0) {
-    std::remove(temp.c_str());
-    throw NpyError(path + ": write failed (the previous file, if any, is unchanged)");
+  // Written beside the target and renamed over it when complete (profile/output_file.h): a failed
+  // write (full disk, ulimit -f) leaves the previous file as it was, a link is followed, the mode
+  // kept, a read-only file refused.
+  const auto write_to = [&](const std::string& temp) {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    if (!out) throw NpyError(path + ": cannot open for writing");
+    out.write(kMagic, kMagicLen);
+    out.put(static_cast<char>(version));
+    out.put(0);
+    if (version == 1) {
+      const unsigned char len[2] = {static_cast<unsigned char>(header_len & 0xFF),
+                                    static_cast<unsigned char>((header_len >> 8) & 0xFF)};
+      out.write(reinterpret_cast<const char*>(len), 2);
+    } else {
+      unsigned char len[4];
+      for (int i = 0; i < 4; ++i) len[i] = static_cast<unsigned char>((header_len >> (8 * i)) & 0xFF);
+      out.write(reinterpret_cast<const char*>(len), 4);
+    }
+    out.write(dict.data(), static_cast<std::streamsize>(dict.size()));
+    const std::size_t bytes = element_count(shape) * element_bytes;
+    if (bytes > 0) out.write(static_cast<const char*>(data), static_cast<std::streamsize>(bytes));
+    out.close();
+    if (!out) throw NpyError(path + ": write failed (the previous file, if any, is unchanged)");
+  };
+  try {
+    StagedOutput::written_by(path, write_to).commit();
+  } catch (const OutputError& e) {
+    throw NpyError(std::string(e.what()) + " (the previous file, if any, is unchanged)");
   }
 }
 

@@ -4,6 +4,8 @@
 #include <cctype>
 #include <cstddef>
 #include <regex>
+#include <set>
+#include <utility>
 
 #include "model/config_catalog.h"
 #include "model/rank.h"
@@ -132,6 +134,25 @@ std::string gpu_spec_name(const std::string& device_name, const std::string& spe
       if (auto stem = spec_stem(join_dash(rest, n), spec_dir)) return *stem;
   }
   return join_dash(all, all.size());
+}
+
+PlanCoverage plan_coverage(const Profile& p, const TunePlan& plan) {
+  PlanCoverage c;
+  const DoneIndex have(p);
+  std::set<std::pair<std::string, std::string>> planned;
+  for (const PlannedPair& pp : plan.pairs) {
+    const std::string& w = plan.workloads[pp.workload].name;
+    const std::string config = pp.config.name();
+    if (!planned.insert({w, config}).second) continue;
+    if (have.contains(w, config))
+      ++c.present;
+    else
+      c.missing.push_back(w + " " + config);
+  }
+  c.planned = planned.size();
+  for (const Measurement& m : p.measurements)
+    if (!planned.count({m.workload, m.config})) c.extra.push_back(m.workload + " " + m.config);
+  return c;
 }
 
 }  // namespace flashtune

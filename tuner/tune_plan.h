@@ -10,9 +10,10 @@
 #include <vector>
 
 #include "kernels/traits/tile_config.h"
-#include "model/profile.h"
 #include "model/gpu_spec.h"
-#include "tuner/workload_set.h"
+#include "model/profile.h"
+#include "profile/profile.h"
+#include "profile/workload_set.h"
 
 namespace flashtune {
 
@@ -63,5 +64,12 @@ std::vector<TileConfig> configs_for(const Workload& w, const std::vector<TileCon
 // "nvidia-h100-sxm" (through configs/gpus aliases, ignoring memory-size and HBM tokens, then
 // dropping trailing words, then the leading vendor word). A GPU without a spec gets its name in lower case with dashes.
 std::string gpu_spec_name(const std::string& device_name, const std::string& spec_dir);
+
+// The plan's pairs a profile lacks, and its pairs the plan does not have ("workload config" each).
+struct PlanCoverage {
+  std::size_t planned = 0, present = 0;
+  std::vector<std::string> missing, extra;
+};
+PlanCoverage plan_coverage(const Profile& p, const TunePlan& plan);
 
 }  // namespace flashtune

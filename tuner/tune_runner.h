@@ -1,6 +1,6 @@
 // Executes a tune plan: for every (workload, config) pair not yet in the profile, a measurement
 // from a MeasurementBackend (the CUDA one on a GPU, a fake one in CI), recorded at once (the
-// store's journal, tuner/profile_store.h), so an interrupted tune resumes where it stopped with
+// store's journal, profile/profile_store.h), so an interrupted tune resumes where it stopped with
 // nothing lost and nothing measured twice. Several backends (one per GPU) pull whole workloads from one
 // queue and record into one profile under a mutex. Host-only.
 #pragma once
@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "tuner/profile.h"
-#include "tuner/profile_store.h"
+#include "profile/profile.h"
+#include "profile/profile_store.h"
 #include "tuner/progress.h"
 #include "tuner/tune_plan.h"
 

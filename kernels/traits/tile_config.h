@@ -105,6 +105,42 @@ struct TileConfig {
   friend constexpr bool operator!=(const TileConfig& a, const TileConfig& b) { return !(a == b); }
 };
 
+// TileConfig::name() read back, the one parser of config names (profiles, journals, the command
+// line): nullopt unless `name` is exactly what name() writes for the config it describes (no sign,
+// no leading zero, no spaces; numbers that fit an int).
+inline std::optional<TileConfig> parse_config_name(std::string_view name) {
+  // Reads the decimal digits at the front of `s` into `out`; false without any or on overflow.
+  const auto read_int = [](std::string_view& s, int& out) {
+    std::size_t n = 0;
+    long long v = 0;
+    while (n < s.size() && s[n] >= '0' && s[n] <= '9' && n < 10) v = v * 10 + (s[n++] - '0');
+    if (n == 0 || v > 0x7fffffff) return false;
+    out = static_cast<int>(v);
+    s.remove_prefix(n);
+    return true;
+  };
+  const auto skip = [](std::string_view& s, std::string_view prefix) {
+    if (s.substr(0, prefix.size()) != prefix) return false;
+    s.remove_prefix(prefix.size());
+    return true;
+  };
+  const std::size_t a = name.find('/');
+  if (a == std::string_view::npos) return std::nullopt;
+  const auto variant = parse_variant(name.substr(0, a));
+  std::string_view rest = name.substr(a + 1);
+  TileConfig t;
+  if (!variant || !skip(rest, "d") || !read_int(rest, t.d) || !skip(rest, "/br") || !read_int(rest, t.Br) ||
+      !skip(rest, "xbc") || !read_int(rest, t.Bc) || !skip(rest, "/"))
+    return std::nullopt;
+  const auto layout = parse_layout(rest);
+  if (!layout) return std::nullopt;
+  t.variant = *variant;
+  t.layout = *layout;
+  // The round trip refuses what name() would write differently ("d064", a zero size).
+  if (t.d <= 0 || t.Br <= 0 || t.Bc <= 0 || t.name() != name) return std::nullopt;
+  return t;
+}
+
 // The problem: O = softmax(scale * Q K^T [masked if causal]) V, all [B, N, d] row-major fp32.
 struct Workload {
   long long B = 1;      // batch x heads

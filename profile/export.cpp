@@ -1,4 +1,4 @@
-#include "tuner/export.h"
+#include "profile/export.h"
 
 #include <cstdio>
 #include <set>

@@ -1,4 +1,4 @@
-#include "tuner/profile_compare.h"
+#include "profile/profile_compare.h"
 
 #include <algorithm>
 #include <cmath>

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "tuner/profile.h"
+#include "profile/profile.h"
 
 namespace flashtune {
 

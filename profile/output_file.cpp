@@ -1,4 +1,4 @@
-#include "tuner/output_file.h"
+#include "profile/output_file.h"
 
 #include <fcntl.h>
 #include <signal.h>

@@ -1,4 +1,4 @@
-#include "tuner/profile_check.h"
+#include "profile/profile_check.h"
 
 #include <cmath>
 #include <map>

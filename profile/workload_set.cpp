@@ -1,4 +1,4 @@
-#include "tuner/workload_set.h"
+#include "profile/workload_set.h"
 
 #include <fstream>
 #include <limits>

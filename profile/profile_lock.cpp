@@ -1,4 +1,4 @@
-#include "tuner/profile_lock.h"
+#include "profile/profile_lock.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -11,8 +11,8 @@
 #include <thread>
 #include <utility>
 
-#include "tuner/output_file.h"
-#include "tuner/profile.h"
+#include "profile/output_file.h"
+#include "profile/profile.h"
 
 namespace flashtune {
 namespace {

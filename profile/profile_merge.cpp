@@ -1,4 +1,4 @@
-#include "tuner/profile_merge.h"
+#include "profile/profile_merge.h"
 
 #include <map>
 #include <set>
@@ -135,25 +135,6 @@ MergeResult merge_profiles(const std::vector<MergeInput>& inputs) {
   out.tune_settings["merged_from"] = merged_from;
   check_shards(r, r.warnings);
   return r;
-}
-
-PlanCoverage plan_coverage(const Profile& p, const TunePlan& plan) {
-  PlanCoverage c;
-  const DoneIndex have(p);
-  std::set<std::pair<std::string, std::string>> planned;
-  for (const PlannedPair& pp : plan.pairs) {
-    const std::string& w = plan.workloads[pp.workload].name;
-    const std::string config = pp.config.name();
-    if (!planned.insert({w, config}).second) continue;
-    if (have.contains(w, config))
-      ++c.present;
-    else
-      c.missing.push_back(w + " " + config);
-  }
-  c.planned = planned.size();
-  for (const Measurement& m : p.measurements)
-    if (!planned.count({m.workload, m.config})) c.extra.push_back(m.workload + " " + m.config);
-  return c;
 }
 
 }  // namespace flashtune

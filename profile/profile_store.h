@@ -1,9 +1,9 @@
 // The profile a tune is writing, shared by its workers: every recorded pair goes to the journal
-// beside the profile (one fsynced line, tuner/profile_journal.h), so a pair costs the same to
+// beside the profile (one fsynced line, profile/profile_journal.h), so a pair costs the same to
 // record at the 100,000th as at the first; the whole profile is rewritten atomically only when
 // the journal is compacted into it, at the start (folding in what a crashed or stopped run left)
 // and at the end of a run. A crash at any point loses at most the pair in flight. The caller holds
-// the profile's lock (tuner/profile_lock.h). Every rewrite goes through write_profile_atomic (a
+// the profile's lock (profile/profile_lock.h). Every rewrite goes through write_profile_atomic (a
 // symbolic link followed, the mode kept, a read-only file refused). Host-only.
 #pragma once
 
@@ -11,8 +11,8 @@
 #include <mutex>
 #include <string>
 
-#include "tuner/profile.h"
-#include "tuner/profile_journal.h"
+#include "profile/profile.h"
+#include "profile/profile_journal.h"
 
 namespace flashtune {
 

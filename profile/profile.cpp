@@ -1,15 +1,14 @@
-#include "tuner/profile.h"
+#include "profile/profile.h"
 
 #include <chrono>
-#include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <initializer_list>
 #include <limits>
 
 #include "model/json_file.h"
-#include "tuner/output_file.h"
-#include "tuner/profile_check.h"
+#include "profile/output_file.h"
+#include "profile/profile_check.h"
 
 namespace flashtune {
 namespace {
@@ -446,26 +445,6 @@ void add_workloads(Profile& p, const std::vector<NamedWorkload>& workloads) {
     }
     if (!found) p.workloads.push_back(w);
   }
-}
-
-std::optional<TileConfig> parse_config_name(const std::string& name) {
-  const std::size_t a = name.find('/');
-  const std::size_t b = a == std::string::npos ? a : name.find('/', a + 1);
-  const std::size_t c = b == std::string::npos ? b : name.find('/', b + 1);
-  if (c == std::string::npos || name.find('/', c + 1) != std::string::npos) return std::nullopt;
-  const auto variant = parse_variant(name.substr(0, a));
-  const auto layout = parse_layout(name.substr(c + 1));
-  if (!variant || !layout) return std::nullopt;
-  int d = 0, br = 0, bc = 0;
-  char tail = 0;
-  if (std::sscanf(name.substr(a + 1, b - a - 1).c_str(), "d%d%c", &d, &tail) != 1) return std::nullopt;
-  if (std::sscanf(name.substr(b + 1, c - b - 1).c_str(), "br%dxbc%d%c", &br, &bc, &tail) != 2) return std::nullopt;
-  // sscanf reads "br-16" as -16 and name() writes it back the same: a sign is refused here (found
-  // by fuzz_config_name).
-  if (d <= 0 || br <= 0 || bc <= 0) return std::nullopt;
-  TileConfig t{*variant, d, br, bc, *layout};
-  if (t.name() != name) return std::nullopt;
-  return t;
 }
 
 std::string utc_timestamp() {

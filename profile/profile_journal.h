@@ -1,19 +1,19 @@
 // The journal beside a profile ("<profile>.journal"): one JSON line per measured pair, appended
 // and fdatasync'ed as each pair finishes, so what a tune writes per pair stays the same size
 // however large the profile grows. The profile itself is rewritten only when the journal is
-// compacted into it (tuner/profile_store.h: when a tune starts, which is how a resume picks up a
+// compacted into it (profile/profile_store.h: when a tune starts, which is how a resume picks up a
 // crashed run's pairs, and when it ends). The one reader and writer of the format.
 //
 // Format: the first line is a header, {"kind": "flashtune-profile-journal", "schema_version": 1,
 // "gpu": {"name", "spec"}, "pid", "started"}; every further line is one measurement exactly as the
-// profile stores it (tuner/profile.h measurement_to_json). A crash can cut the last line short (no
+// profile stores it (profile/profile.h measurement_to_json). A crash can cut the last line short (no
 // newline, or bytes that are not JSON): that pair was in flight and replay drops it.
 #pragma once
 
 #include <cstddef>
 #include <string>
 
-#include "tuner/profile.h"
+#include "profile/profile.h"
 
 namespace flashtune {
 

@@ -1,8 +1,8 @@
 // `flashtune merge`: joins profiles measured apart (the shards of one plan, tuned on several GPUs
 // of one model by one build) into one. Refuses profiles of another GPU or another build with the
 // reason; keeps one measurement of a pair measured twice, by a fixed rule, and lists them; checks
-// the result against a plan (pairs missing, pairs beyond it) and the inputs' shard records
-// (a shard index given twice or not at all). Host-only.
+// the inputs' shard records (a shard index given twice or not at all). The result against a tune
+// plan (pairs missing, pairs beyond it): tuner/tune_plan.h plan_coverage. Host-only.
 #pragma once
 
 #include <cstddef>
@@ -11,8 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "tuner/profile.h"
-#include "tuner/tune_plan.h"
+#include "profile/profile.h"
 
 namespace flashtune {
 
@@ -59,11 +58,5 @@ struct MergeResult {
 // without its shard and with "merged_from".
 MergeResult merge_profiles(const std::vector<MergeInput>& inputs);
 
-// The plan's pairs a profile lacks, and its pairs the plan does not have ("workload config" each).
-struct PlanCoverage {
-  std::size_t planned = 0, present = 0;
-  std::vector<std::string> missing, extra;
-};
-PlanCoverage plan_coverage(const Profile& p, const TunePlan& plan);
 
 }  // namespace flashtune

@@ -2,7 +2,7 @@
 // measured with, the workloads, one measurement per (workload, config) with its validity, timing,
 // counters and resources, the best config per workload, and the coefficients `flashtune fit`
 // fills in. Host-only (nlohmann/json). Written atomically (temp file in the same folder + rename);
-// a tune appends its pairs to a journal beside it and compacts them in (tuner/profile_store.h).
+// a tune appends its pairs to a journal beside it and compacts them in (profile/profile_store.h).
 #pragma once
 
 #include <map>
@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tuner/workload_set.h"
+#include "profile/workload_set.h"
 
 namespace flashtune {
 
@@ -121,7 +121,7 @@ std::string profile_text(const Profile& p);
 Profile profile_from_json(const nlohmann::json& doc, const std::string& source);
 
 // One measurement as the profile stores it (a line of "measurements"; also a journal line,
-// tuner/profile_journal.h). measurement_from_json throws ProfileError("<source>: field '<at>.status' ...").
+// profile/profile_journal.h). measurement_from_json throws ProfileError("<source>: field '<at>.status' ...").
 nlohmann::ordered_json measurement_to_json(const Measurement& m);
 Measurement measurement_from_json(const nlohmann::json& j, const std::string& source, const std::string& at);
 
@@ -129,7 +129,7 @@ Measurement measurement_from_json(const nlohmann::json& j, const std::string& so
 Profile load_profile(const std::string& path);
 // Writes to a temporary beside the file and renames it over it (creating the folder), so a reader
 // or a crash sees the old file or the new one, never a half-written one; the rename is made durable
-// (folder fsynced) before returning. Through tuner/output_file.h's StagedOutput: a symbolic link is
+// (folder fsynced) before returning. Through profile/output_file.h's StagedOutput: a symbolic link is
 // followed (the file it names is rewritten, the link kept), the file keeps its mode, a read-only
 // file is refused, and temporaries a killed writer left are removed. Throws ProfileError.
 void write_profile_atomic(const std::string& path, const Profile& p);
@@ -150,9 +150,6 @@ class DoneIndex {
 // Adds workloads the profile does not list yet. Throws ProfileError when a name is already there
 // with other dimensions ("workload 't10' is B=10 ... in the profile but B=12 ... now").
 void add_workloads(Profile& p, const std::vector<NamedWorkload>& workloads);
-
-// TileConfig::name() read back: "row_smem/d64/br64xbc32/padded"; nullopt when malformed.
-std::optional<TileConfig> parse_config_name(const std::string& name);
 
 // Current UTC time as "2026-11-21T10:15:03Z".
 std::string utc_timestamp();

@@ -1,4 +1,4 @@
-#include "tuner/profile_store.h"
+#include "profile/profile_store.h"
 
 #include <utility>
 

@@ -1,4 +1,4 @@
-#include "tuner/profile_journal.h"
+#include "profile/profile_journal.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -11,7 +11,7 @@
 #include <sstream>
 #include <utility>
 
-#include "tuner/output_file.h"
+#include "profile/output_file.h"
 
 namespace flashtune {
 namespace {

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tuner/profile.h"
+#include "profile/profile.h"
 
 namespace flashtune {
 
