@@ -4,10 +4,10 @@
 #include <cstdio>
 #include <utility>
 
+#include "kernels/traits/variants.h"
 #include "model/config_catalog.h"
 #include "model/rank.h"
 #include "profile/workload_set.h"
-#include "tuner/config_select.h"
 
 namespace flashtune {
 namespace {
@@ -57,9 +57,12 @@ Choice Dispatcher::choose_uncached(const Workload& w, Precision precision) const
     throw DispatchError(DispatchError::Kind::BadInput,
                         "B=" + std::to_string(w.B) + " N=" + std::to_string(w.N) + ": both must be >= 1");
   const std::vector<int> dims = compiled_head_dims();
-  if (std::find(dims.begin(), dims.end(), w.d) == dims.end())
+  if (std::find(dims.begin(), dims.end(), w.d) == dims.end()) {
+    std::string compiled;
+    for (int d : dims) compiled += (compiled.empty() ? "" : ", ") + std::to_string(d);
     throw DispatchError(DispatchError::Kind::BadInput,
-                        "unsupported d=" + std::to_string(w.d) + " (compiled: " + join_ints(dims) + ")");
+                        "unsupported d=" + std::to_string(w.d) + " (compiled: " + compiled + ")");
+  }
   std::string note;
   std::optional<Choice> measured = profile_choice(w, precision, note);
   Choice c = measured ? *measured : model_choice(w, precision);

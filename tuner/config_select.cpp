@@ -24,14 +24,6 @@ std::string describe_request(int d, const ConfigRequest& r) {
 
 }  // namespace
 
-std::vector<int> compiled_head_dims() {
-  std::vector<int> ds;
-  for (const TileConfig& c : compiled_configs())
-    if (std::find(ds.begin(), ds.end(), c.d) == ds.end()) ds.push_back(c.d);
-  std::sort(ds.begin(), ds.end());
-  return ds;
-}
-
 std::string join_ints(const std::vector<int>& values) {
   std::string s;
   for (std::size_t i = 0; i < values.size(); ++i) s += (i ? ", " : "") + std::to_string(values[i]);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/traits/tile_config.h"
+#include "kernels/traits/variants.h"  // compiled_configs(), compiled_head_dims()
 
 namespace flashtune {
 
@@ -16,13 +17,6 @@ class UsageError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
-
-// Whether a request for `requested` accuracy admits variant v: Fp32 admits the fp32-accurate
-// variants only (variant_precision == Fp32: every SIMT variant and mma_3xtf32), Tf32 admits every
-// variant (mma_1xtf32 too).
-constexpr bool precision_admits(Precision requested, Variant v) {
-  return requested == Precision::Tf32 || variant_precision(v) == Precision::Fp32;
-}
 
 // What the user pinned down; unset fields come from the default config or any compiled one.
 // `precision` is the accuracy asked for (--precision, default fp32): only configs it admits match.
@@ -33,9 +27,6 @@ struct ConfigRequest {
   Precision precision = Precision::Fp32;
   bool any() const { return variant || Br || Bc || layout; }
 };
-
-// The head dimensions with at least one compiled config, ascending.
-std::vector<int> compiled_head_dims();
 
 // "32, 64, 128"
 std::string join_ints(const std::vector<int>& values);

@@ -28,6 +28,12 @@ enum class Precision : int { Fp32 = 0, Tf32 = 1 };
 inline constexpr Precision kAllPrecisions[] = {Precision::Fp32, Precision::Tf32};
 
 constexpr Precision variant_precision(Variant v) { return v == Variant::MmaTf32x1 ? Precision::Tf32 : Precision::Fp32; }
+// Whether a request for `requested` accuracy admits variant v: Fp32 admits the fp32-accurate
+// variants only (variant_precision == Fp32: every SIMT variant and mma_3xtf32), Tf32 admits every
+// variant (mma_1xtf32 too).
+constexpr bool precision_admits(Precision requested, Variant v) {
+  return requested == Precision::Tf32 || variant_precision(v) == Precision::Fp32;
+}
 // Tensor-core variants need TF32 mma.sync (compute capability 8.0 or newer).
 constexpr bool uses_tensor_cores(Variant v) { return v == Variant::MmaTf32x3 || v == Variant::MmaTf32x1; }
 inline constexpr int kTensorCoreMinComputeCapability = 80;  // major * 10 + minor
