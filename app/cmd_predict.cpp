@@ -1,14 +1,16 @@
 // `flashtune predict`: the mechanistic model's time for one config, or every compiled config
-// ranked (--all), on a GPU described by its spec sheet; no GPU needed. Beside each prediction the
-// two baselines (pure roofline, the seed model). Bad input: one line naming the value, field or
-// file, exit code 2.
+// ranked (--all), on a GPU described by its spec sheet; no GPU needed. The coefficients and
+// compiled register counts come from --profile, else from the GPU's shipped profile when it holds
+// fitted coefficients (model::default_model_profile), else (or with --spec-only) the model's
+// defaults; the first line (and the JSON's "profile") names the one used. Beside each prediction
+// the two baselines (pure roofline, the seed model). Bad input: one line naming the value, field
+// or file, exit code 2.
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -42,6 +44,7 @@ struct PredictOptions {
   std::string precision = "fp32";  // --precision: fp32 admits the fp32-accurate configs only
   int Br = 0, Bc = 0;
   bool all = false, json = false, verbose = false;
+  bool spec_only = false;  // --spec-only: the spec sheet and default coefficients, no profile
   CLI::Option *scale_opt = nullptr, *Br_opt = nullptr, *Bc_opt = nullptr;
 };
 
@@ -93,9 +96,12 @@ model::GpuSpec gpu_of(const PredictOptions& o) {
   }
 }
 
-model::ModelProfile profile_of(const PredictOptions& o) {
-  if (o.profile_file.empty()) return {};
+// --profile, else the GPU's shipped profile with fitted coefficients, else none; none with
+// --spec-only.
+model::ModelProfile profile_of(const PredictOptions& o, const model::GpuSpec& gpu) {
+  if (o.spec_only) return {};
   try {
+    if (o.profile_file.empty()) return model::default_model_profile(gpu);
     return model::load_model_profile(o.profile_file);
   } catch (const std::runtime_error& e) {
     throw BadInput(e.what());
@@ -104,8 +110,10 @@ model::ModelProfile profile_of(const PredictOptions& o) {
 
 // What the output says the coefficients came from: a profile without fitted coefficients leaves
 // the model's defaults in place, and saying "p.json" there would claim otherwise.
-std::string coefficients_source(const model::ModelProfile& profile) {
-  if (profile.path.empty()) return "defaults";
+std::string coefficients_source(const PredictOptions& o, const model::ModelProfile& profile,
+                                const model::GpuSpec& gpu) {
+  if (o.spec_only) return "defaults (--spec-only)";
+  if (profile.path.empty()) return "defaults (no fitted profile shipped for " + model::spec_stem(gpu) + ")";
   if (profile.fitted_coefficients == 0) return "defaults (" + profile.path + " holds no fitted coefficients)";
   return profile.path;
 }
@@ -113,7 +121,7 @@ std::string coefficients_source(const model::ModelProfile& profile) {
 // Coefficients fitted on one GPU describe that GPU's efficiencies; on another they mislead.
 void warn_if_other_gpu(const model::ModelProfile& profile, const model::GpuSpec& gpu) {
   if (profile.path.empty() || profile.gpu_spec.empty()) return;
-  const std::string stem = std::filesystem::path(gpu.file).stem().string();
+  const std::string stem = model::spec_stem(gpu);
   if (profile.gpu_spec != stem)
     std::fprintf(stderr, "flashtune predict: warning: %s was measured on %s (%s), predicting for %s (%s)\n",
                  profile.path.c_str(), profile.gpu_name.c_str(), profile.gpu_spec.c_str(), gpu.name.c_str(),
@@ -250,7 +258,7 @@ int predict_command(const PredictOptions& o) {
     precision_of(o);  // a bad --precision is named before anything else is read
     w = workload_of(o);
     gpu = gpu_of(o);
-    profile = profile_of(o);
+    profile = profile_of(o, gpu);
     warn_if_other_gpu(profile, gpu);
     model::Ranking ranking = model::rank_configs(w, configs_of(o, w), gpu, profile, catalog);
     if (!o.all && !ranking.refused.empty())
@@ -276,7 +284,8 @@ int predict_command(const PredictOptions& o) {
                           {"gpu", model::gpu_json(gpu)},
                           {"workload", model::workload_json(w)},
                           {"coefficients", model::coefficients_json(profile.coefficients)},
-                          {"coefficients_from", coefficients_source(profile)},
+                          {"coefficients_from", coefficients_source(o, profile, gpu)},
+                          {"profile", profile.path.empty() ? nlohmann::json(nullptr) : nlohmann::json(profile.path)},
                           {"precision", o.precision}};
     nlohmann::json results = nlohmann::json::array();
     for (const Row& r : rows) {
@@ -294,7 +303,7 @@ int predict_command(const PredictOptions& o) {
 
   std::printf("%s (%s), B=%lld N=%lld d=%d %s, precision %s, coefficients: %s\n", gpu.name.c_str(), gpu.file.c_str(),
               w.B, w.N, w.d, w.causal ? "causal" : "non-causal", o.precision.c_str(),
-              coefficients_source(profile).c_str());
+              coefficients_source(o, profile, gpu).c_str());
   if (rows.empty()) {
     std::printf("no config can run this workload on %s\n", gpu.name.c_str());
   } else {
@@ -333,7 +342,13 @@ void register_predict(CLI::App& app) {
   cmd->add_flag("--all", opts->all, "rank every compiled config of this d (the config options filter)");
   cmd->add_option("--precision", opts->precision,
                   "fp32 (default: fp32-accurate configs only) or tf32 (admits mma_1xtf32, rel L2 up to 1e-2)");
-  cmd->add_option("--profile", opts->profile_file, "profile JSON with fitted \"coefficients\" (and kernel registers)");
+  auto* profile = cmd->add_option("--profile", opts->profile_file,
+                                   "profile JSON with fitted \"coefficients\" (and kernel registers); default: the "
+                                   "GPU's shipped profiles/<spec>.json when it holds fitted coefficients");
+  auto* spec_only = cmd->add_flag("--spec-only", opts->spec_only,
+                                  "the spec sheet alone: default coefficients, no profile (not even the shipped one)");
+  profile->excludes(spec_only);
+  spec_only->excludes(profile);
   cmd->add_flag("--json", opts->json, "JSON output");
   cmd->add_flag("--verbose", opts->verbose, "list the configs refused on this GPU with the reason");
   cmd->callback([opts, gpu, spec]() {

@@ -10,6 +10,7 @@
 #include "cli_numbers.h"
 #include "commands.h"
 #include "exit_codes.h"
+#include "model/data_dir.h"
 
 namespace {
 
@@ -33,6 +34,11 @@ int main(int argc, char** argv) {
   CLI::App app{"flashtune: predict and tune fp32 FlashAttention forward kernels on NVIDIA GPUs"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "flashtune 0.1.0");
+  // Before the command: where the GPU specs, shipped profiles and plot templates are
+  // (model/data_dir.h; default $FLASHTUNE_DATA_DIR, else <bin>/../share/flashtune, else the source tree).
+  app.add_option_function<std::string>(
+      "--data-dir", [](const std::string& dir) { flashtune::model::set_data_dir(dir); },
+      "folder holding configs/gpus, profiles and plots/templates (overrides $FLASHTUNE_DATA_DIR)");
   flashtune::app::register_list(app);
   flashtune::app::register_run(app);
   flashtune::app::register_predict(app);
@@ -51,11 +57,12 @@ int main(int argc, char** argv) {
       if (sub->check_name(name)) return true;
     return false;
   };
-  if (argc > 1 && argv[1][0] != '-' && !is_command(argv[1])) {
+  const int first = argc > 2 && std::string(argv[1]) == "--data-dir" ? 3 : 1;  // the command's position
+  if (argc > first && argv[first][0] != '-' && !is_command(argv[first])) {
     std::string known;
     for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
       known += (known.empty() ? "" : ", ") + sub->get_name();
-    std::fprintf(stderr, "flashtune: unknown command '%s' (known: %s)\n", argv[1], known.c_str());
+    std::fprintf(stderr, "flashtune: unknown command '%s' (known: %s)\n", argv[first], known.c_str());
     return flashtune::app::kExitUsage;
   }
   try {

@@ -59,9 +59,11 @@ struct DispatchProfile {
 // Throws DispatchError(BadInput, "<path>: cannot open profile") and the like, one line.
 DispatchProfile load_dispatch_profile(const std::string& path);
 
-// Where for_device() looks for profiles/<spec>.json: $FLASHTUNE_PROFILE_DIR if set, else the
-// source tree's profiles/ (compiled in).
-std::string default_profile_dir();
+// The profile a dispatcher reads when none is given. Shipped: the GPU's shipped profile,
+// profiles/<spec stem>.json in the data folder (model/data_dir.h: model::shipped_profile_path),
+// when that file exists, else none. SpecOnly: none, the model alone with the spec sheet and the
+// default coefficients (`--spec-only`).
+enum class ProfileDefault { Shipped, SpecOnly };
 
 // A device's limits as its spec sheet gives them (global memory unknown: 0, not checked). What
 // can_implement() checks when choosing for a GPU that is not present.
@@ -91,17 +93,22 @@ class Dispatcher {
   Dispatcher(std::optional<DispatchProfile> profile, model::GpuSpec spec, DeviceLimits device);
 
   // Host-only: a profile path and/or a GPU ("h200", a configs/gpus stem, or a spec file *.json).
-  // Without gpu, the profile's gpu.spec names it; with both, they must name the same GPU. The
-  // device limits come from the spec. Throws DispatchError(BadInput).
-  static Dispatcher from_files(const std::string& profile_path, const std::string& gpu = "");
+  // Without gpu, the profile's gpu.spec names it; with both, they must name the same GPU. Without
+  // profile_path, `fallback` says which profile (ProfileDefault). The device limits come from the
+  // spec. Throws DispatchError(BadInput), also for a profile_path given with SpecOnly.
+  static Dispatcher from_files(const std::string& profile_path, const std::string& gpu = "",
+                               ProfileDefault fallback = ProfileDefault::Shipped);
 
   // For a real device: its spec found by its name in configs/gpus, and `profile` when given, else
-  // profiles/<spec>.json when that file exists, else the model alone. A given profile measured on
-  // another GPU is refused. Throws DispatchError(BadInput).
-  static Dispatcher for_device(const DeviceLimits& device, std::optional<DispatchProfile> profile);
+  // as `fallback` says (by default the shipped profiles/<spec>.json when that file exists, else the
+  // model alone). A given profile measured on another GPU is refused. Throws
+  // DispatchError(BadInput), also for a profile given with SpecOnly.
+  static Dispatcher for_device(const DeviceLimits& device, std::optional<DispatchProfile> profile,
+                               ProfileDefault fallback = ProfileDefault::Shipped);
   // The same after DeviceLimits::query(device) (throws std::runtime_error without a usable GPU)
   // and loading profile_path when not empty.
-  static Dispatcher for_device(int device = 0, const std::string& profile_path = "");
+  static Dispatcher for_device(int device = 0, const std::string& profile_path = "",
+                               ProfileDefault fallback = ProfileDefault::Shipped);
 
   // The config for `w` (scale is ignored: it does not change the speed) among the configs
   // `precision` admits: Fp32 (the default) never returns a TF32-accurate config (mma_1xtf32), Tf32

@@ -1,22 +1,15 @@
 // Where a dispatcher's inputs come from: the profile file, the GPU spec, the device's limits.
-#include <cstdlib>
 #include <filesystem>
 #include <utility>
 
 #include "dispatch/dispatcher.h"
+#include "model/data_dir.h"
 #include "tuner/tune_plan.h"
-
-#ifndef FLASHTUNE_DEFAULT_PROFILE_DIR
-#define FLASHTUNE_DEFAULT_PROFILE_DIR "profiles"
-#endif
 
 namespace flashtune {
 namespace {
 
 [[noreturn]] void bad_input(const std::string& what) { throw DispatchError(DispatchError::Kind::BadInput, what); }
-
-// "configs/gpus/nvidia-h200.json" -> "nvidia-h200", the name profiles record in gpu.spec.
-std::string spec_stem(const model::GpuSpec& spec) { return std::filesystem::path(spec.file).stem().string(); }
 
 // A name or alias from configs/gpus, or a spec file when it ends in .json.
 model::GpuSpec gpu_spec_for(const std::string& gpu) {
@@ -53,11 +46,6 @@ DispatchProfile load_dispatch_profile(const std::string& path) {
   return d;
 }
 
-std::string default_profile_dir() {
-  if (const char* dir = std::getenv("FLASHTUNE_PROFILE_DIR"); dir && *dir) return dir;
-  return FLASHTUNE_DEFAULT_PROFILE_DIR;
-}
-
 DeviceLimits device_limits_from_spec(const model::GpuSpec& spec) {
   DeviceLimits d;
   d.name = spec.name;
@@ -73,33 +61,58 @@ DeviceLimits device_limits_from_spec(const model::GpuSpec& spec) {
   return d;
 }
 
-Dispatcher Dispatcher::from_files(const std::string& profile_path, const std::string& gpu) {
+namespace {
+
+// The profile a dispatcher for the GPU `stem` reads: the given one (checked against the GPU),
+// else the shipped one unless spec-only.
+std::optional<DispatchProfile> profile_for(std::optional<DispatchProfile> given, const std::string& stem,
+                                           ProfileDefault fallback) {
+  if (given) {
+    if (fallback == ProfileDefault::SpecOnly) bad_input(given->path + ": a profile and spec-only exclude each other");
+    require_same_gpu(*given, stem);
+    return given;
+  }
+  if (fallback == ProfileDefault::SpecOnly) return std::nullopt;
+  std::string shipped;
+  try {
+    shipped = model::shipped_profile_path(stem);
+  } catch (const std::runtime_error& e) {  // no data folder
+    bad_input(e.what());
+  }
+  if (shipped.empty()) return std::nullopt;
+  return load_dispatch_profile(shipped);
+}
+
+}  // namespace
+
+Dispatcher Dispatcher::from_files(const std::string& profile_path, const std::string& gpu, ProfileDefault fallback) {
   if (profile_path.empty() && gpu.empty()) bad_input("the dispatcher needs a profile or a GPU spec");
   std::optional<DispatchProfile> profile;
   if (!profile_path.empty()) profile = load_dispatch_profile(profile_path);
   model::GpuSpec spec = gpu_spec_for(gpu.empty() ? profile->gpu_spec : gpu);
-  if (profile) require_same_gpu(*profile, spec_stem(spec));
+  profile = profile_for(std::move(profile), model::spec_stem(spec), fallback);
   DeviceLimits limits = device_limits_from_spec(spec);
   return Dispatcher(std::move(profile), std::move(spec), std::move(limits));
 }
 
-Dispatcher Dispatcher::for_device(const DeviceLimits& device, std::optional<DispatchProfile> profile) {
-  const std::string stem = gpu_spec_name(device.name, model::default_gpu_spec_dir());
-  model::GpuSpec spec = gpu_spec_for(stem);
-  if (profile) {
-    require_same_gpu(*profile, stem);
-  } else {
-    const std::filesystem::path path = std::filesystem::path(default_profile_dir()) / (stem + ".json");
-    if (std::filesystem::exists(path)) profile = load_dispatch_profile(path.string());
+Dispatcher Dispatcher::for_device(const DeviceLimits& device, std::optional<DispatchProfile> profile,
+                                  ProfileDefault fallback) {
+  std::string stem;
+  try {
+    stem = gpu_spec_name(device.name, model::default_gpu_spec_dir());
+  } catch (const std::runtime_error& e) {  // no data folder
+    bad_input(e.what());
   }
+  model::GpuSpec spec = gpu_spec_for(stem);
+  profile = profile_for(std::move(profile), stem, fallback);
   return Dispatcher(std::move(profile), std::move(spec), device);
 }
 
-Dispatcher Dispatcher::for_device(int device, const std::string& profile_path) {
+Dispatcher Dispatcher::for_device(int device, const std::string& profile_path, ProfileDefault fallback) {
   const DeviceLimits limits = DeviceLimits::query(device);
   std::optional<DispatchProfile> profile;
   if (!profile_path.empty()) profile = load_dispatch_profile(profile_path);
-  return for_device(limits, std::move(profile));
+  return for_device(limits, std::move(profile), fallback);
 }
 
 }  // namespace flashtune

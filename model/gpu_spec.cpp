@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -12,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kernels/traits/tile_config.h"
+#include "model/data_dir.h"
 #include "model/json_file.h"
 
 namespace flashtune::model {
@@ -182,10 +182,9 @@ GpuSpec gpu_spec_from_json(const json& doc, const std::string& path) {
   return s;
 }
 
-std::string default_gpu_spec_dir() {
-  if (const char* env = std::getenv("FLASHTUNE_GPU_SPEC_DIR"); env && *env) return env;
-  return FLASHTUNE_DEFAULT_GPU_SPEC_DIR;
-}
+std::string default_gpu_spec_dir() { return data_path("configs/gpus"); }
+
+std::string spec_stem(const GpuSpec& spec) { return std::filesystem::path(spec.file).stem().string(); }
 
 std::vector<std::string> known_gpu_names(const std::string& dir) {
   namespace fs = std::filesystem;

@@ -71,9 +71,12 @@ GpuSpec load_gpu_spec(const std::string& path);
 // The same checks on a parsed document; `source` names it in messages (the fuzz target's entry).
 GpuSpec gpu_spec_from_json(const nlohmann::json& doc, const std::string& source);
 
-// The folder that holds the shipped specs: $FLASHTUNE_GPU_SPEC_DIR if set, else the source tree's
-// configs/gpus (compiled in).
+// The folder that holds the shipped specs: configs/gpus in the data folder (model/data_dir.h).
 std::string default_gpu_spec_dir();
+
+// The spec's file stem, the name profiles record in gpu.spec and profiles/ files are named by:
+// "configs/gpus/nvidia-h200.json" -> "nvidia-h200".
+std::string spec_stem(const GpuSpec& spec);
 
 // Stems of the *.json files in `dir`, sorted.
 std::vector<std::string> known_gpu_names(const std::string& dir);

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/data_dir.h"
 #include "model/json_file.h"
 
 namespace flashtune::model {
@@ -90,6 +91,13 @@ ModelProfile load_model_profile(const std::string& path) {
     }
   }
   return p;
+}
+
+ModelProfile default_model_profile(const GpuSpec& gpu) {
+  const std::string path = shipped_profile_path(spec_stem(gpu));
+  if (path.empty()) return {};
+  ModelProfile p = load_model_profile(path);
+  return p.fitted_coefficients > 0 ? p : ModelProfile{};
 }
 
 }  // namespace flashtune::model

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "model/coefficients.h"
+#include "model/gpu_spec.h"
 
 namespace flashtune::model {
 
@@ -31,5 +32,13 @@ struct ModelProfile {
 // Throws std::runtime_error with one line naming the file and the bad field
 // ("p.json: unknown coefficient 'fp32_eff' (known: ...)", "p.json: coefficient 'x' = 7 outside [0.01, 1]").
 ModelProfile load_model_profile(const std::string& path);
+
+// The model's inputs for `gpu` unless told otherwise: the GPU's shipped profile
+// (model/data_dir.h: profiles/<spec stem>.json in the data folder) when it exists and holds fitted
+// coefficients, else an empty profile (no path: the spec sheet with the default coefficients and
+// the traits' register estimates). `predict`, `run --auto` and the dispatcher start from it;
+// spec-only prediction passes an empty ModelProfile instead. Throws like load_model_profile when
+// the shipped file does not load.
+ModelProfile default_model_profile(const GpuSpec& gpu);
 
 }  // namespace flashtune::model

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "model/data_dir.h"
 #include "plots/drawer.h"
 #include "plots/plot_kinds.h"
 
@@ -11,7 +12,7 @@ namespace flashtune::plots {
 
 std::string default_template_dir() {
   if (const char* env = std::getenv("FLASHTUNE_PLOT_TEMPLATE_DIR"); env && *env) return env;
-  return FLASHTUNE_DEFAULT_PLOT_TEMPLATE_DIR;
+  return model::data_path("plots/templates");
 }
 
 std::vector<std::string> select_heatmap_workloads(const PlotProfile& p, const std::string& option) {

@@ -30,7 +30,7 @@ struct PlotOutcome {
   std::string note;                // why it was skipped, or a caveat
 };
 
-// $FLASHTUNE_PLOT_TEMPLATE_DIR if set, else the source tree's plots/templates (compiled in).
+// $FLASHTUNE_PLOT_TEMPLATE_DIR if set, else plots/templates in the data folder (model/data_dir.h).
 std::string default_template_dir();
 
 // How many workloads get a heatmap when --heatmaps is not given: one heatmap per workload of a

@@ -17,6 +17,7 @@
 #include "dispatch/dispatcher.h"
 #include "kernels/registry.h"
 #include "model/config_catalog.h"
+#include "model/data_dir.h"
 #include "model/gpu_spec.h"
 #include "model/predict.h"
 #include "model/profile.h"
@@ -123,8 +124,8 @@ TEST_F(DispatchChoose, UnmeasuredWorkloadGetsModelRankOne) {
   EXPECT_EQ(d.choose(w).config, c.config);
 }
 
-TEST_F(DispatchChoose, ModelOnlyUsesDefaultCoefficients) {
-  const Dispatcher d = Dispatcher::from_files("", "h200");
+TEST_F(DispatchChoose, SpecOnlyUsesDefaultCoefficients) {
+  const Dispatcher d = Dispatcher::from_files("", "h200", ProfileDefault::SpecOnly);
   EXPECT_EQ(d.profile(), nullptr);
   const Workload w = fixture_workload(fixture, "w256").workload;  // measured in the fixture, not here
   const Choice c = d.choose(w);
@@ -223,6 +224,19 @@ TEST_F(DispatchChoose, NoConfigTheDeviceCanRun) {
   EXPECT_NE(e.find("device allows 1024 B"), std::string::npos) << e;
 }
 
+// A GPU without a profile: its shipped profile (profiles/<spec>.json in the data folder), measured
+// bests and fitted coefficients both; a profile given with spec-only is refused.
+TEST_F(DispatchChoose, GpuAloneReadsItsShippedProfile) {
+  const std::string shipped = model::shipped_profile_path("nvidia-h200");
+  ASSERT_FALSE(shipped.empty());
+  const Dispatcher d = Dispatcher::from_files("", "h200");
+  ASSERT_NE(d.profile(), nullptr);
+  EXPECT_EQ(d.profile()->path, shipped);
+  EXPECT_GT(d.profile()->model.fitted_coefficients, 0);
+  EXPECT_EQ(error_of([] { Dispatcher::from_files(kFixture, "", ProfileDefault::SpecOnly); }),
+            kFixture + ": a profile and spec-only exclude each other");
+}
+
 // for_device's default: profiles/<spec>.json in the profile folder when it exists, else no profile.
 TEST_F(DispatchChoose, DeviceDefaultProfileComesFromItsSpec) {
   const std::filesystem::path dir = std::filesystem::path(testing::TempDir()) / "dispatch_profiles";
@@ -305,7 +319,7 @@ TEST_F(DispatchPrecision, Tf32OnlyMeasurementGoesToTheModelUnderFp32) {
 // Unmeasured workloads: the model ranks only fp32-accurate configs by default, and all of them
 // (mma_1xtf32 too) under tf32; its pick is the config-by-config rank 1 in both cases.
 TEST_F(DispatchPrecision, ModelRanksTf32ConfigsOnlyUnderTf32) {
-  const Dispatcher d = Dispatcher::from_files("", "h200");
+  const Dispatcher d = Dispatcher::from_files("", "h200", ProfileDefault::SpecOnly);
   const DeviceLimits dev = device_limits_from_spec(h200);
   for (int dim : compiled_head_dims()) {
     int tf32_configs = 0;

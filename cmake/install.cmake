@@ -1,0 +1,68 @@
+# `cmake --install <build> [--prefix P]`: the flashtune command-line tool, the libraries and their
+# headers, the shipped data, and a CMake package:
+#   P/bin/flashtune
+#   P/include/flashtune/{kernels,model,dispatch,tuner,...}/*.h
+#   P/lib/libflashtune_*.a, P/lib/cmake/flashtune/ (flashtune-config.cmake, version, targets)
+#   P/share/flashtune/{configs/gpus,configs/workloads,profiles,profiles/unseen,plots/templates}
+# share/flashtune mirrors the source tree's layout, so one data-folder rule (model/data_dir.h)
+# serves both: the installed binary finds <its folder>/../share/flashtune. bin/ and share/ are
+# therefore fixed rather than taken from GNUInstallDirs.
+#
+# find_package(flashtune CONFIG REQUIRED [COMPONENTS attention]) gives
+#   flashtune::model      host-only: GPU specs, prediction, ranking, the shipped profile (no CUDA)
+#   flashtune::attention  attention_forward and the dispatcher over the compiled kernels (CUDA::cudart)
+# and flashtune_DATA_DIR (the installed share/flashtune, for model::set_data_dir).
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(FLASHTUNE_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/flashtune)
+set(FLASHTUNE_INSTALL_DATADIR share/flashtune)
+
+# Host-only targets: the model and what it links. flashtune_warnings is exported (empty outside
+# the build) because static libraries carry their private link dependencies.
+set_target_properties(flashtune_traits PROPERTIES EXPORT_NAME traits)
+set_target_properties(flashtune_warnings PROPERTIES EXPORT_NAME warnings)
+set_target_properties(flashtune_model PROPERTIES EXPORT_NAME model)
+install(TARGETS flashtune_traits flashtune_warnings flashtune_model EXPORT flashtune-model-targets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(EXPORT flashtune-model-targets NAMESPACE flashtune:: DESTINATION ${FLASHTUNE_INSTALL_CMAKEDIR})
+
+# Headers keep their source paths ("model/predict.h") under include/flashtune, which the targets
+# put on the include path (as well as include/, for <flashtune/model/predict.h>).
+foreach(dir kernels model dispatch tuner)
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/flashtune/${dir}
+    FILES_MATCHING PATTERN "*.h" PATTERN "instances" EXCLUDE)
+endforeach()
+
+if(NOT FLASHTUNE_HOST_ONLY)
+  # The attention call: kernels, the dispatcher and the host-side pieces it reads profiles with.
+  set_target_properties(flashtune_kernels PROPERTIES EXPORT_NAME kernels)
+  set_target_properties(flashtune_tuner_host PROPERTIES EXPORT_NAME tuner_host)
+  set_target_properties(flashtune_tune_core PROPERTIES EXPORT_NAME tune_core)
+  set_target_properties(flashtune_dispatch PROPERTIES EXPORT_NAME attention)
+  install(TARGETS flashtune_kernels flashtune_tuner_host flashtune_tune_core flashtune_dispatch
+    EXPORT flashtune-attention-targets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  install(EXPORT flashtune-attention-targets NAMESPACE flashtune:: DESTINATION ${FLASHTUNE_INSTALL_CMAKEDIR})
+
+  # The command-line tool; the CUDA runtime and CUPTI found where they were linked from.
+  set_target_properties(flashtune PROPERTIES INSTALL_RPATH_USE_LINK_PATH TRUE)
+  install(TARGETS flashtune RUNTIME DESTINATION bin)
+endif()
+
+# The shipped data: GPU specs, workload files, measured profiles (no writer's locks or journals),
+# plot templates.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/configs/gpus ${PROJECT_SOURCE_DIR}/configs/workloads
+  DESTINATION ${FLASHTUNE_INSTALL_DATADIR}/configs FILES_MATCHING PATTERN "*.json")
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/profiles DESTINATION ${FLASHTUNE_INSTALL_DATADIR}
+  FILES_MATCHING PATTERN "*.json")
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/plots/templates DESTINATION ${FLASHTUNE_INSTALL_DATADIR}/plots)
+
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/flashtune-config.cmake.in
+  ${PROJECT_BINARY_DIR}/flashtune-config.cmake
+  INSTALL_DESTINATION ${FLASHTUNE_INSTALL_CMAKEDIR}
+  PATH_VARS FLASHTUNE_INSTALL_DATADIR)
+# 0.x: a minor version may change the interface.
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/flashtune-config-version.cmake
+  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/flashtune-config.cmake ${PROJECT_BINARY_DIR}/flashtune-config-version.cmake
+  DESTINATION ${FLASHTUNE_INSTALL_CMAKEDIR})
