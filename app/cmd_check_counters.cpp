@@ -18,6 +18,7 @@
 #include "model/profile.h"
 #include "plots/counter_observations.h"
 #include "plots/plot_profile.h"
+#include "profile/model_profile.h"
 
 namespace flashtune::app {
 namespace {
@@ -74,7 +75,7 @@ int check_counters_command(const CheckCountersOptions& o) {
                              : !profile.gpu_spec.empty() ? profile.gpu_spec
                                                           : profile.gpu_name;
     gpu = model::find_gpu_spec(spec, model::default_gpu_spec_dir());
-    coefficients = model::load_model_profile(o.profile).coefficients;
+    coefficients = load_model_profile(o.profile).coefficients;
   } catch (const std::exception& e) {
     throw CommandError{kExitUsage, e.what()};
   }

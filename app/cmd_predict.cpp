@@ -1,7 +1,7 @@
 // `flashtune predict`: the mechanistic model's time for one config, or every compiled config
 // ranked (--all), on a GPU described by its spec sheet; no GPU needed. The coefficients and
 // compiled register counts come from --profile, else from the GPU's shipped profile when it holds
-// fitted coefficients (model::default_model_profile), else (or with --spec-only) the model's
+// fitted coefficients (default_model_profile), else (or with --spec-only) the model's
 // defaults; the first line (and the JSON's "profile") names the one used. Beside each prediction
 // the two baselines (pure roofline, the seed model). Bad input: one line naming the value, field
 // or file, exit code 2.
@@ -25,6 +25,7 @@
 #include "model/predict.h"
 #include "model/prediction_json.h"
 #include "model/profile.h"
+#include "profile/model_profile.h"
 #include "model/rank.h"
 #include "model/workload_limits.h"
 #include "tuner/config_select.h"
@@ -101,8 +102,8 @@ model::GpuSpec gpu_of(const PredictOptions& o) {
 model::ModelProfile profile_of(const PredictOptions& o, const model::GpuSpec& gpu) {
   if (o.spec_only) return {};
   try {
-    if (o.profile_file.empty()) return model::default_model_profile(gpu);
-    return model::load_model_profile(o.profile_file);
+    if (o.profile_file.empty()) return default_model_profile(gpu);
+    return load_model_profile(o.profile_file);
   } catch (const std::runtime_error& e) {
     throw BadInput(e.what());
   }

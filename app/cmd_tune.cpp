@@ -29,6 +29,7 @@
 #include "kernels/traits/variants.h"
 #include "model/gpu_spec.h"
 #include "model/profile.h"
+#include "profile/model_profile.h"
 #include "tuner/config_select.h"
 #include "tuner/counter_source.h"
 #include "tuner/cuda_backend.h"
@@ -212,7 +213,7 @@ Profile open_profile(const std::string& path, const GpuIdentity& gpu, const std:
 model::ModelProfile ranking_profile(const std::string& profile_path) {
   if (!std::filesystem::exists(profile_path)) return {};
   try {
-    return model::load_model_profile(profile_path);
+    return load_model_profile(profile_path);
   } catch (const std::exception& e) {
     throw CommandError{kExitUsage, e.what()};
   }

@@ -4,7 +4,8 @@
 
 #include "dispatch/dispatcher.h"
 #include "model/data_dir.h"
-#include "tuner/tune_plan.h"
+#include "model/gpu_spec.h"
+#include "profile/model_profile.h"
 
 namespace flashtune {
 namespace {
@@ -33,14 +34,14 @@ DispatchProfile load_dispatch_profile(const std::string& path) {
   d.path = path;
   try {
     Profile p = load_profile(path);
+    d.model = model_profile_of(p, path);  // the same file, read once
     d.gpu_spec = p.gpu.spec;
     d.workloads = std::move(p.workloads);
     d.best = std::move(p.best);
     for (const Measurement& m : p.measurements)
       if (m.status == status::kOk && m.timing && m.timing->median_ms > 0)
         d.ok_measurements[m.workload].push_back(BestConfig{m.config, m.timing->median_ms});
-    d.model = model::load_model_profile(path);
-  } catch (const std::runtime_error& e) {  // ProfileError and the model's loader: one line naming the file
+  } catch (const std::runtime_error& e) {  // ProfileError: one line naming the file
     bad_input(e.what());
   }
   return d;
@@ -99,7 +100,7 @@ Dispatcher Dispatcher::for_device(const DeviceLimits& device, std::optional<Disp
                                   ProfileDefault fallback) {
   std::string stem;
   try {
-    stem = gpu_spec_name(device.name, model::default_gpu_spec_dir());
+    stem = model::gpu_spec_name(device.name, model::default_gpu_spec_dir());
   } catch (const std::runtime_error& e) {  // no data folder
     bad_input(e.what());
   }

@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "profile/model_profile.h"
 #include "profile/profile.h"
 
 namespace flashtune::fit {
@@ -293,7 +294,7 @@ std::string residuals_csv(const FitRun& r) {
 
 void write_coefficients(const std::string& profile_path, const FitRun& r) {
   Profile p = load_profile(profile_path);
-  p.coefficients = coefficients_json(r.fit.coefficients);
+  set_coefficients(p, r.fit.coefficients);
   nlohmann::ordered_json summary = {{"timestamp", utc_timestamp()},
                                     {"free", r.fit.free},
                                     {"points", r.data.points.size()},

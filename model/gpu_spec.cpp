@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <optional>
+#include <regex>
 #include <sstream>
 #include <stdexcept>
 
@@ -215,6 +217,59 @@ GpuSpec find_gpu_spec(const std::string& name, const std::string& dir) {
   for (const std::string& stem : names) known += (known.empty() ? "" : ", ") + stem;
   if (known.empty()) known = "none: no *.json in " + dir;
   throw std::runtime_error("unknown GPU '" + name + "' (known: " + known + ")");
+}
+
+namespace {
+
+// "NVIDIA H100 80GB HBM3" -> {"nvidia", "h100", "80gb", "hbm3"}
+std::vector<std::string> name_tokens(const std::string& name) {
+  std::vector<std::string> tokens;
+  std::string cur;
+  for (char ch : name) {
+    if (std::isalnum(static_cast<unsigned char>(ch))) {
+      cur += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    } else if (!cur.empty()) {
+      tokens.push_back(cur);
+      cur.clear();
+    }
+  }
+  if (!cur.empty()) tokens.push_back(cur);
+  return tokens;
+}
+
+std::string join_dash(const std::vector<std::string>& tokens, std::size_t n) {
+  std::string s;
+  for (std::size_t i = 0; i < n && i < tokens.size(); ++i) s += (i ? "-" : "") + tokens[i];
+  return s;
+}
+
+// The stem of the spec file that `candidate` names (a stem or an alias), if any.
+std::optional<std::string> stem_of_spec_named(const std::string& candidate, const std::string& spec_dir) {
+  try {
+    return spec_stem(find_gpu_spec(candidate, spec_dir));
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
+std::string gpu_spec_name(const std::string& device_name, const std::string& spec_dir) {
+  const std::vector<std::string> all = name_tokens(device_name);
+  if (all.empty()) return "unknown-gpu";
+  // Memory size and memory type say which board, not which chip: the spec files do not carry them.
+  static const std::regex memory_token("[0-9]+gb|hbm[0-9]*e?|gddr[0-9]*x?");
+  std::vector<std::string> tokens;
+  for (const std::string& t : all)
+    if (!std::regex_match(t, memory_token)) tokens.push_back(t);
+  if (auto stem = stem_of_spec_named(join_dash(all, all.size()), spec_dir)) return *stem;
+  // Longest prefix first, then without the vendor word ("geforce-rtx-3090" is an alias).
+  for (std::size_t first = 0; first < 2 && first < tokens.size(); ++first) {
+    const std::vector<std::string> rest(tokens.begin() + static_cast<std::ptrdiff_t>(first), tokens.end());
+    for (std::size_t n = rest.size(); n >= 2; --n)
+      if (auto stem = stem_of_spec_named(join_dash(rest, n), spec_dir)) return *stem;
+  }
+  return join_dash(all, all.size());
 }
 
 }  // namespace flashtune::model

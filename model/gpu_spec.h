@@ -78,6 +78,12 @@ std::string default_gpu_spec_dir();
 // "configs/gpus/nvidia-h200.json" -> "nvidia-h200".
 std::string spec_stem(const GpuSpec& spec);
 
+// Spec-file stem for a CUDA device name: "NVIDIA H200" -> "nvidia-h200", "NVIDIA H100 80GB HBM3" ->
+// "nvidia-h100-sxm" (through the aliases in `spec_dir`, ignoring memory-size and HBM tokens, then
+// dropping trailing words, then the leading vendor word). A GPU without a spec gets its name in
+// lower case with dashes.
+std::string gpu_spec_name(const std::string& device_name, const std::string& spec_dir);
+
 // Stems of the *.json files in `dir`, sorted.
 std::vector<std::string> known_gpu_names(const std::string& dir);
 

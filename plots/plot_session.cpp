@@ -6,6 +6,7 @@
 
 #include "model/profile.h"
 #include "plots/gnuplot_runner.h"
+#include "profile/model_profile.h"
 
 namespace flashtune::plots {
 
@@ -17,7 +18,7 @@ PlotSession open_plot_session(const std::string& profile_path, const std::string
                            : !s.profile.gpu_spec.empty() ? s.profile.gpu_spec
                                                           : s.profile.gpu_name;
   s.gpu = model::find_gpu_spec(spec, model::default_gpu_spec_dir());
-  s.coefficients = model::load_model_profile(profile_path).coefficients;
+  s.coefficients = load_model_profile(profile_path).coefficients;
   s.points = predict_points(s.profile, s.gpu, s.coefficients, s.skipped);
   if (s.points.empty())
     throw std::runtime_error(profile_path + ": no measurement the model can predict on " + s.gpu.name + " (" +

@@ -230,8 +230,8 @@ ordered_json measurement_json(const Measurement& m) {
   return j;
 }
 
-// predict --profile reads registers per config from here (model/profile.h); derived from the
-// measurements' resources on every write.
+// Registers per config at a glance for other tools, derived from the measurements' resources on
+// every write (flashtune itself reads the measurements: profile/model_profile.h).
 ordered_json kernel_resources_json(const Profile& p) {
   std::map<std::string, int> registers;
   for (const Measurement& m : p.measurements)

@@ -29,6 +29,7 @@
 #include "model/gpu_spec.h"
 #include "model/prediction_json.h"
 #include "model/profile.h"
+#include "profile/model_profile.h"
 #include "model/rank.h"
 #include "model/workload_limits.h"
 #include "tuner/config_select.h"
@@ -211,7 +212,7 @@ model::ModelProfile profile_of(const std::optional<std::string>& profile, const 
     path = model::shipped_profile_path(std::filesystem::path(gpu.file).stem().string());
   if (path.empty()) return {};
   try {
-    return model::load_model_profile(path);
+    return load_model_profile(path);
   } catch (const std::runtime_error& e) {
     throw py::value_error(e.what());
   }

@@ -9,6 +9,7 @@
 
 #include "cli_test_support.h"
 #include "model/profile.h"
+#include "profile/model_profile.h"
 #include "test_temp_dir.h"
 
 namespace flashtune {
@@ -30,7 +31,7 @@ TEST(CliFit, WritesCoefficientsTheModelReadsBack) {
   EXPECT_LE(report["fit"]["rms_log_end"].get<double>(), report["fit"]["rms_log_start"].get<double>());
   ASSERT_GE(report["accuracy"].size(), 4u);  // spec only, in-sample, held out, roofline, seed
   // The fitted value is in the profile, and the model's loader takes it.
-  const model::ModelProfile mp = model::load_model_profile(profile);
+  const model::ModelProfile mp = load_model_profile(profile);
   EXPECT_DOUBLE_EQ(mp.coefficients.fp32_efficiency, report["fit"]["coefficients"]["fp32_efficiency"].get<double>());
   std::ifstream in(profile);
   EXPECT_TRUE(nlohmann::json::parse(in).contains("fit"));

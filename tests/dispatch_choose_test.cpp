@@ -16,12 +16,13 @@
 
 #include "dispatch/dispatcher.h"
 #include "kernels/registry.h"
+#include "kernels/traits/variants.h"
 #include "model/config_catalog.h"
 #include "model/data_dir.h"
 #include "model/gpu_spec.h"
 #include "model/predict.h"
 #include "model/profile.h"
-#include "tuner/config_select.h"
+#include "profile/model_profile.h"
 #include "profile/profile.h"
 
 namespace flashtune {
@@ -84,7 +85,7 @@ std::string error_of(const std::function<void()>& f, DispatchError::Kind* kind =
 class DispatchChoose : public ::testing::Test {
  protected:
   Profile fixture = load_profile(kFixture);
-  model::ModelProfile fixture_model = model::load_model_profile(kFixture);
+  model::ModelProfile fixture_model = load_model_profile(kFixture);
   model::GpuSpec h200 = model::find_gpu_spec("nvidia-h200", model::default_gpu_spec_dir());
 };
 
@@ -205,8 +206,9 @@ TEST_F(DispatchChoose, UncompiledHeadDimIsOneLine) {
   const Dispatcher d = Dispatcher::from_files(kFixture);
   Workload w = workload(1, 64, 48);
   DispatchError::Kind kind = DispatchError::Kind::Unsupported;
-  EXPECT_EQ(error_of([&] { d.choose(w); }, &kind),
-            "unsupported d=48 (compiled: " + join_ints(compiled_head_dims()) + ")");
+  std::string compiled;
+  for (int dim : compiled_head_dims()) compiled += (compiled.empty() ? "" : ", ") + std::to_string(dim);
+  EXPECT_EQ(error_of([&] { d.choose(w); }, &kind), "unsupported d=48 (compiled: " + compiled + ")");
   EXPECT_EQ(kind, DispatchError::Kind::BadInput);
 }
 
@@ -268,7 +270,7 @@ TEST_F(DispatchChoose, DeviceDefaultProfileComesFromItsSpec) {
 class DispatchPrecision : public DispatchChoose {
  protected:
   Profile tf32_fixture = load_profile(kTf32Fixture);
-  model::ModelProfile tf32_model = model::load_model_profile(kTf32Fixture);
+  model::ModelProfile tf32_model = load_model_profile(kTf32Fixture);
 };
 
 // The fixture's fastest measurement is mma_1xtf32: only a tf32 choice takes it; the default takes

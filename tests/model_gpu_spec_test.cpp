@@ -77,6 +77,18 @@ TEST(GpuSpec, NamesMatchStemOrAliasCaseInsensitively) {
   EXPECT_EQ(find_gpu_spec("H100", kDir).sm_count, 132);
 }
 
+// A CUDA device's name to the spec file naming it (what a tune records in gpu.spec and the
+// dispatcher looks a GPU's shipped profile up by).
+TEST(GpuSpec, DeviceNamesMapToSpecFiles) {
+  const std::string dir = FLASHTUNE_TEST_GPU_DIR;
+  EXPECT_EQ(gpu_spec_name("NVIDIA H200", dir), "nvidia-h200");
+  EXPECT_EQ(gpu_spec_name("NVIDIA H100 80GB HBM3", dir), "nvidia-h100-sxm");
+  EXPECT_EQ(gpu_spec_name("NVIDIA A100-SXM4-80GB", dir), "nvidia-a100-sxm-80gb");
+  EXPECT_EQ(gpu_spec_name("NVIDIA GeForce RTX 3090", dir), "nvidia-rtx-3090");
+  EXPECT_EQ(gpu_spec_name("Mystery GPU 9000", dir), "mystery-gpu-9000");
+  EXPECT_EQ(spec_stem(find_gpu_spec("h200", dir)), "nvidia-h200");
+}
+
 TEST(GpuSpec, UnknownNameListsTheKnownOnes) {
   const std::string e = error_of([] { find_gpu_spec("v100", kDir); });
   EXPECT_NE(e.find("unknown GPU 'v100'"), std::string::npos) << e;

@@ -36,6 +36,15 @@ std::string write_temp(const std::string& name, const std::string& text) {
   return p;
 }
 
+// A whole profile (the tests' fixture, measured on an H200) with `coefficients`: predict reads a
+// profile through the one profile reader, so a fragment holding coefficients alone is refused.
+std::string profile_with(const std::string& name, const nlohmann::json& coefficients) {
+  std::ifstream in(std::string(FLASHTUNE_TEST_GPU_DIR) + "/../../tests/data/fixture_profile.json");
+  nlohmann::json p = nlohmann::json::parse(in);
+  p["coefficients"] = coefficients;
+  return write_temp(name, p.dump());
+}
+
 std::string shipped_h200() {
   std::ifstream in(std::string(FLASHTUNE_TEST_GPU_DIR) + "/nvidia-h200.json");
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
@@ -91,7 +100,7 @@ TEST(PredictCli, BadValuesAreNamed) {
                "unknown variant 'fast' (known: row_smem, row_reg, warp_groups, regtile_2d, mma_3xtf32, mma_1xtf32)");
   expect_error(predict("--gpu h200 --B 1 --N 128 --d 64"),
                "name a config (--variant, --Br, --Bc [--layout]) or rank them all with --all");
-  const std::string prof = write_temp("profile.json", R"({"coefficients": {"fp32_eff": 0.5}})");
+  const std::string prof = profile_with("profile.json", {{"fp32_eff", 0.5}});
   const Result r = predict("--gpu h200 " + workload_args() + " --all --profile '" + prof + "'");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.output.rfind("flashtune predict: " + prof + ": unknown coefficient 'fp32_eff' (known: ", 0), 0u)
@@ -119,8 +128,8 @@ TEST(PredictCli, ProfileCoefficientsChangeTheTime) {
   const TileConfig& c = some_config();
   const std::string args = "--gpu h200 " + workload_args() + " " + config_args(c) + " --json";
   const Result base = predict(args);
-  const std::string prof = write_temp(
-      "slow.json", R"({"coefficients": {"fp32_efficiency": 0.05, "issue_efficiency": 0.05, "smem_efficiency": 0.05}})");
+  const std::string prof =
+      profile_with("slow.json", {{"fp32_efficiency", 0.05}, {"issue_efficiency", 0.05}, {"smem_efficiency", 0.05}});
   const Result slow = predict(args + " --profile '" + prof + "'");
   ASSERT_EQ(base.exit_code, 0) << base.output;
   ASSERT_EQ(slow.exit_code, 0) << slow.output;

@@ -16,6 +16,7 @@
 #include "model/predict.h"
 #include "model/profile.h"
 #include "model/rank.h"
+#include "profile/model_profile.h"
 
 namespace flashtune::model {
 namespace {

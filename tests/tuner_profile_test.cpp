@@ -13,6 +13,7 @@
 #include "model/gpu_spec.h"
 #include "model/profile.h"
 #include "profile/export.h"
+#include "profile/model_profile.h"
 #include "profile/profile.h"
 #include "profile/workload_set.h"
 #include "tuner/progress.h"
@@ -180,7 +181,7 @@ TEST(Profile, FileFollowsTheAgreedSchema) {
 TEST(Profile, PredictReadsTheRegistersItWrites) {
   TempDir dir;
   write_profile_atomic(dir.file("p.json"), sample_profile());
-  const model::ModelProfile mp = model::load_model_profile(dir.file("p.json"));
+  const model::ModelProfile mp = load_model_profile(dir.file("p.json"));
   EXPECT_EQ(mp.registers_for("regtile_2d/d64/br32xbc64/swizzled"), 128);
   EXPECT_EQ(mp.registers_for("row_reg/d64/br64xbc32/plain"), 96);
   EXPECT_DOUBLE_EQ(mp.coefficients.fp32_efficiency, 0.7);
@@ -421,14 +422,6 @@ TEST(Plan, ModelStrategyMeasuresTheTopKPredicted) {
   EXPECT_THROW(make_plan(ws, compiled_configs(), o), PlanError);
 }
 
-TEST(GpuNaming, DeviceNamesMapToSpecFiles) {
-  const std::string dir = FLASHTUNE_TEST_GPU_DIR;
-  EXPECT_EQ(gpu_spec_name("NVIDIA H200", dir), "nvidia-h200");
-  EXPECT_EQ(gpu_spec_name("NVIDIA H100 80GB HBM3", dir), "nvidia-h100-sxm");
-  EXPECT_EQ(gpu_spec_name("NVIDIA A100-SXM4-80GB", dir), "nvidia-a100-sxm-80gb");
-  EXPECT_EQ(gpu_spec_name("NVIDIA GeForce RTX 3090", dir), "nvidia-rtx-3090");
-  EXPECT_EQ(gpu_spec_name("Mystery GPU 9000", dir), "mystery-gpu-9000");
-}
 
 // ---- progress ---------------------------------------------------------------------------------
 

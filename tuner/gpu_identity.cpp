@@ -7,8 +7,8 @@
 #include <sstream>
 
 #include "kernels/registry.h"
+#include "model/gpu_spec.h"
 #include "tuner/timing_harness.h"
-#include "tuner/tune_plan.h"
 
 #ifndef FLASHTUNE_BUILD_COMPILER
 #define FLASHTUNE_BUILD_COMPILER "unknown"
@@ -56,7 +56,7 @@ GpuIdentity query_gpu_identity(int device, const std::string& spec_dir) {
   }
   GpuIdentity id;
   id.name = limits.name;
-  id.spec = gpu_spec_name(limits.name, spec_dir);
+  id.spec = model::gpu_spec_name(limits.name, spec_dir);
   id.sm_count = limits.sm_count;
   id.cc = std::to_string(limits.cc_major) + "." + std::to_string(limits.cc_minor);
   id.sm_clock_max_mhz = attribute(cudaDevAttrClockRate, device) / 1000;

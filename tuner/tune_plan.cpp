@@ -1,9 +1,7 @@
 #include "tuner/tune_plan.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cstddef>
-#include <regex>
 #include <set>
 #include <utility>
 
@@ -76,64 +74,6 @@ TunePlan make_plan(const std::vector<NamedWorkload>& workloads, const std::vecto
       plan.pairs.push_back({wi, ranking.ranked[i].config, ranking.ranked[i].prediction.time_s * 1e3});
   }
   return plan;
-}
-
-namespace {
-
-// "NVIDIA H100 80GB HBM3" -> {"nvidia", "h100", "80gb", "hbm3"}
-std::vector<std::string> name_tokens(const std::string& name) {
-  std::vector<std::string> tokens;
-  std::string cur;
-  for (char ch : name) {
-    if (std::isalnum(static_cast<unsigned char>(ch))) {
-      cur += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    } else if (!cur.empty()) {
-      tokens.push_back(cur);
-      cur.clear();
-    }
-  }
-  if (!cur.empty()) tokens.push_back(cur);
-  return tokens;
-}
-
-std::string join_dash(const std::vector<std::string>& tokens, std::size_t n) {
-  std::string s;
-  for (std::size_t i = 0; i < n && i < tokens.size(); ++i) s += (i ? "-" : "") + tokens[i];
-  return s;
-}
-
-std::optional<std::string> spec_stem(const std::string& candidate, const std::string& spec_dir) {
-  try {
-    const model::GpuSpec spec = model::find_gpu_spec(candidate, spec_dir);
-    // The file's stem is its name in profiles/; recover it from the path.
-    const std::string& file = spec.file;
-    const std::size_t slash = file.find_last_of('/');
-    std::string stem = slash == std::string::npos ? file : file.substr(slash + 1);
-    if (stem.size() > 5 && stem.compare(stem.size() - 5, 5, ".json") == 0) stem.resize(stem.size() - 5);
-    return stem;
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-}
-
-}  // namespace
-
-std::string gpu_spec_name(const std::string& device_name, const std::string& spec_dir) {
-  const std::vector<std::string> all = name_tokens(device_name);
-  if (all.empty()) return "unknown-gpu";
-  // Memory size and memory type say which board, not which chip: the spec files do not carry them.
-  static const std::regex memory_token("[0-9]+gb|hbm[0-9]*e?|gddr[0-9]*x?");
-  std::vector<std::string> tokens;
-  for (const std::string& t : all)
-    if (!std::regex_match(t, memory_token)) tokens.push_back(t);
-  if (auto stem = spec_stem(join_dash(all, all.size()), spec_dir)) return *stem;
-  // Longest prefix first, then without the vendor word ("geforce-rtx-3090" is an alias).
-  for (std::size_t first = 0; first < 2 && first < tokens.size(); ++first) {
-    const std::vector<std::string> rest(tokens.begin() + static_cast<std::ptrdiff_t>(first), tokens.end());
-    for (std::size_t n = rest.size(); n >= 2; --n)
-      if (auto stem = spec_stem(join_dash(rest, n), spec_dir)) return *stem;
-  }
-  return join_dash(all, all.size());
 }
 
 PlanCoverage plan_coverage(const Profile& p, const TunePlan& plan) {

@@ -60,11 +60,6 @@ TunePlan make_plan(const std::vector<NamedWorkload>& workloads, const std::vecto
 // The configs of `configs` a workload could use (same d), in order.
 std::vector<TileConfig> configs_for(const Workload& w, const std::vector<TileConfig>& configs);
 
-// Spec-file stem for a CUDA device name: "NVIDIA H200" -> "nvidia-h200", "NVIDIA H100 80GB HBM3" ->
-// "nvidia-h100-sxm" (through configs/gpus aliases, ignoring memory-size and HBM tokens, then
-// dropping trailing words, then the leading vendor word). A GPU without a spec gets its name in lower case with dashes.
-std::string gpu_spec_name(const std::string& device_name, const std::string& spec_dir);
-
 // The plan's pairs a profile lacks, and its pairs the plan does not have ("workload config" each).
 struct PlanCoverage {
   std::size_t planned = 0, present = 0;
