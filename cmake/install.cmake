@@ -1,7 +1,7 @@
 # `cmake --install <build> [--prefix P]`: the flashtune command-line tool, the libraries and their
 # headers, the shipped data, and a CMake package:
 #   P/bin/flashtune
-#   P/include/flashtune/{kernels,model,dispatch,tuner,...}/*.h
+#   P/include/flashtune/{kernels,model,profile,dispatch}/*.h
 #   P/lib/libflashtune_*.a, P/lib/cmake/flashtune/ (flashtune-config.cmake, version, targets)
 #   P/share/flashtune/{configs/gpus,configs/workloads,profiles,profiles/unseen,plots/templates}
 # share/flashtune mirrors the source tree's layout, so one data-folder rule (model/data_dir.h)
@@ -9,7 +9,9 @@
 # therefore fixed rather than taken from GNUInstallDirs.
 #
 # find_package(flashtune CONFIG REQUIRED [COMPONENTS attention]) gives
-#   flashtune::model      host-only: GPU specs, prediction, ranking, the shipped profile (no CUDA)
+#   flashtune::model      host-only (no CUDA): GPU specs, prediction, ranking, and the profile
+#                         layer that reads profiles, the GPU's shipped one included
+#   flashtune::profile    the profile layer alone (model_core below it)
 #   flashtune::attention  attention_forward and the dispatcher over the compiled kernels (CUDA::cudart)
 # and flashtune_DATA_DIR (the installed share/flashtune, for model::set_data_dir).
 include(GNUInstallDirs)
@@ -18,31 +20,36 @@ include(CMakePackageConfigHelpers)
 set(FLASHTUNE_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/flashtune)
 set(FLASHTUNE_INSTALL_DATADIR share/flashtune)
 
-# Host-only targets: the model and what it links. flashtune_warnings is exported (empty outside
+# Host-only targets. flashtune::model is the model with the profile layer that reads the shipped
+# profiles (predict, rank, default_model_profile); flashtune_warnings is exported (empty outside
 # the build) because static libraries carry their private link dependencies.
+add_library(flashtune_host_api INTERFACE)
+target_link_libraries(flashtune_host_api INTERFACE flashtune_model flashtune_profile)
+add_library(flashtune::model ALIAS flashtune_host_api)
+set_target_properties(flashtune_host_api PROPERTIES EXPORT_NAME model)
+set_target_properties(flashtune_model PROPERTIES EXPORT_NAME model_core)
+set_target_properties(flashtune_profile PROPERTIES EXPORT_NAME profile)
 set_target_properties(flashtune_traits PROPERTIES EXPORT_NAME traits)
 set_target_properties(flashtune_warnings PROPERTIES EXPORT_NAME warnings)
-set_target_properties(flashtune_model PROPERTIES EXPORT_NAME model)
-install(TARGETS flashtune_traits flashtune_warnings flashtune_model EXPORT flashtune-model-targets
-  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(TARGETS flashtune_host_api flashtune_model flashtune_profile flashtune_traits flashtune_warnings
+  EXPORT flashtune-model-targets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(EXPORT flashtune-model-targets NAMESPACE flashtune:: DESTINATION ${FLASHTUNE_INSTALL_CMAKEDIR})
 
 # Headers keep their source paths ("model/predict.h") under include/flashtune, which the targets
 # put on the include path (as well as include/, for <flashtune/model/predict.h>).
-foreach(dir kernels model dispatch tuner)
+foreach(dir kernels model profile dispatch)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/flashtune/${dir}
     FILES_MATCHING PATTERN "*.h" PATTERN "instances" EXCLUDE)
 endforeach()
 
 if(NOT FLASHTUNE_HOST_ONLY)
-  # The attention call: kernels, the dispatcher and the host-side pieces it reads profiles with.
+  # The attention call: the kernels and the dispatcher (over the model and the profile layer).
   set_target_properties(flashtune_kernels PROPERTIES EXPORT_NAME kernels)
-  set_target_properties(flashtune_tuner_host PROPERTIES EXPORT_NAME tuner_host)
-  set_target_properties(flashtune_tune_core PROPERTIES EXPORT_NAME tune_core)
   set_target_properties(flashtune_dispatch PROPERTIES EXPORT_NAME attention)
-  install(TARGETS flashtune_kernels flashtune_tuner_host flashtune_tune_core flashtune_dispatch
+  install(TARGETS flashtune_kernels flashtune_dispatch
     EXPORT flashtune-attention-targets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
   install(EXPORT flashtune-attention-targets NAMESPACE flashtune:: DESTINATION ${FLASHTUNE_INSTALL_CMAKEDIR})
+  add_library(flashtune::attention ALIAS flashtune_dispatch)
 
   # The command-line tool; the CUDA runtime and CUPTI found where they were linked from.
   set_target_properties(flashtune PROPERTIES INSTALL_RPATH_USE_LINK_PATH TRUE)
