@@ -51,6 +51,7 @@ struct RunOptions {
   bool check = false, no_time = false, json = false, all_configs = false;
   bool auto_config = false;  // --auto: the dispatcher picks the config
   std::string profile_path;  // --profile for --auto; default profiles/<gpu>.json when present
+  bool spec_only = false;    // --spec-only for --auto: no profile, the model with default coefficients
   double time_cap_s = 2.0, rel_stdev = 0.01;
   int min_samples = 10, max_samples = 2000;
   double warmup_ms = 50;
@@ -174,8 +175,11 @@ void validate_run_options(const RunOptions& o) {
     const char* pinned = !o.variant.empty() ? "--variant" : given(o.Br_opt) ? "--Br" : given(o.Bc_opt) ? "--Bc"
                          : !o.layout.empty() ? "--layout" : o.all_configs ? "--all-configs" : nullptr;
     if (pinned) throw UsageError(std::string("--auto picks the config itself; drop ") + pinned);
+    if (o.spec_only && !o.profile_path.empty()) throw UsageError("--spec-only and --profile exclude each other");
   } else if (!o.profile_path.empty()) {
     throw UsageError("--profile goes with --auto");
+  } else if (o.spec_only) {
+    throw UsageError("--spec-only goes with --auto");
   }
 }
 
@@ -188,9 +192,9 @@ struct AutoChoice {
 
 // Exit 2 for bad input (profile, spec), 4 when nothing can run the workload on this device.
 AutoChoice auto_choice(const DeviceLimits& limits, std::optional<DispatchProfile> profile, const Workload& w,
-                       Precision precision) {
+                       Precision precision, ProfileDefault fallback) {
   try {
-    const Dispatcher dispatcher = Dispatcher::for_device(limits, std::move(profile));
+    const Dispatcher dispatcher = Dispatcher::for_device(limits, std::move(profile), fallback);
     return {dispatcher.choose(w, precision), dispatcher.profile() ? dispatcher.profile()->path : ""};
   } catch (const DispatchError& e) {
     throw CommandError{e.kind() == DispatchError::Kind::Unsupported ? kExitUnsupported : kExitUsage, e.what()};
@@ -427,7 +431,8 @@ int run_command(const RunOptions& o) {
   }
   std::optional<AutoChoice> chosen;
   if (o.auto_config) {
-    chosen = auto_choice(limits, std::move(profile), w, request.precision);
+    chosen = auto_choice(limits, std::move(profile), w, request.precision,
+                         o.spec_only ? ProfileDefault::SpecOnly : ProfileDefault::Shipped);
     configs = {chosen->choice.config};
   }
   // A single config the device cannot run is refused before any allocation.
@@ -538,7 +543,10 @@ void register_run(CLI::App& app) {
   sub->add_flag("--auto", o->auto_config,
                 "Let the dispatcher pick the config: the profile's measured best, else the model's rank 1");
   sub->add_option("--profile", o->profile_path,
-                  "Profile for --auto (default: profiles/<this GPU's spec>.json when it exists, else the model alone)");
+                  "Profile for --auto (default: the shipped profiles/<this GPU's spec>.json of the data folder when it "
+                  "exists, else the model alone)");
+  sub->add_flag("--spec-only", o->spec_only,
+                "With --auto: no profile, not even the shipped one (the model with the spec sheet and default coefficients)");
   sub->add_option("--q", o->q_path, "Q from a .npy file, float32 [B, N, d]");
   sub->add_option("--k", o->k_path, "K from a .npy file, float32 [B, N, d]");
   sub->add_option("--v", o->v_path, "V from a .npy file, float32 [B, N, d]");
