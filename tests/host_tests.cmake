@@ -16,6 +16,9 @@ foreach(t model_bank_sim_test model_counts_test model_occupancy_test model_gpu_s
 endforeach()
 target_link_libraries(model_predict_test PRIVATE flashtune_profile)
 target_link_libraries(model_profile_test PRIVATE flashtune_profile)
+# The data folder (model/data_dir.h) and the shipped profile found through it.
+flashtune_add_test(model_data_dir_test SOURCES model_data_dir_test.cpp LIBS flashtune_model flashtune_profile)
+target_compile_definitions(model_data_dir_test PRIVATE FLASHTUNE_TEST_GPU_DIR="${PROJECT_SOURCE_DIR}/configs/gpus")
 
 # Kernels' traits (host only); links the model for its bank-conflict simulation of the tensor-core
 # fragment reads.

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -137,6 +138,58 @@ TEST(PredictCli, ProfileCoefficientsChangeTheTime) {
             2 * nlohmann::json::parse(base.output)["results"][0]["time_s"].get<double>());
 }
 
+
+// Fitted by default: the GPU's shipped profile (profiles/<spec>.json in the data folder) when it
+// holds fitted coefficients, named in the first line and the JSON; --spec-only reads none.
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+TEST(PredictCli, ShippedProfileIsTheDefaultAndNamed) {
+  const std::string args = "--gpu h200 --B 10 --N 2048 --d 64 --variant mma_3xtf32 --Br 64 --Bc 64 --layout swizzled";
+  const Result fitted = predict(args + " --json"), spec_only = predict(args + " --json --spec-only");
+  ASSERT_EQ(fitted.exit_code, 0) << fitted.output;
+  ASSERT_EQ(spec_only.exit_code, 0) << spec_only.output;
+  const auto f = nlohmann::json::parse(fitted.output), s = nlohmann::json::parse(spec_only.output);
+  const std::filesystem::path shipped = std::filesystem::path(FLASHTUNE_TEST_GPU_DIR) / ".." / ".." / "profiles" / "nvidia-h200.json";
+  ASSERT_TRUE(f.at("profile").is_string()) << f.at("profile");
+  EXPECT_TRUE(std::filesystem::equivalent(f.at("profile").get<std::string>(), shipped));
+  EXPECT_EQ(f.at("coefficients_from"), f.at("profile"));
+  EXPECT_TRUE(s.at("profile").is_null());
+  EXPECT_EQ(s.at("coefficients_from"), "defaults (--spec-only)");
+  EXPECT_NE(f.at("results")[0].at("time_s"), s.at("results")[0].at("time_s"));
+  // The same as naming the shipped profile.
+  const Result named = predict(args + " --json --profile '" + f.at("profile").get<std::string>() + "'");
+  ASSERT_EQ(named.exit_code, 0) << named.output;
+  EXPECT_EQ(nlohmann::json::parse(named.output).at("results")[0].at("time_s"), f.at("results")[0].at("time_s"));
+  // The table's first line names it.
+  const Result table = predict(args);
+  ASSERT_EQ(table.exit_code, 0) << table.output;
+  EXPECT_NE(first_line(table.output).find("coefficients: " + f.at("profile").get<std::string>()), std::string::npos)
+      << table.output;
+  EXPECT_NE(first_line(predict(args + " --spec-only").output).find("coefficients: defaults (--spec-only)"),
+            std::string::npos);
+}
+
+TEST(PredictCli, GpuWithoutShippedProfileUsesTheDefaults) {
+  const Result r = predict("--gpu a100 --B 10 --N 2048 --d 64 --all");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(first_line(r.output).find("coefficients: defaults (no fitted profile shipped for nvidia-a100-sxm-80gb)"),
+            std::string::npos)
+      << r.output;
+}
+
+TEST(PredictCli, SpecOnlyAndProfileExcludeEachOther) {
+  const Result r = predict("--gpu h200 --B 10 --N 2048 --d 64 --all --spec-only --profile x.json");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("excludes"), std::string::npos) << r.output;
+}
+
+TEST(PredictCli, DataDirWithoutDataIsNamed) {
+  const std::string dir = testing::TempDir() + "flashtune_predict_no_data";
+  std::filesystem::create_directories(dir);
+  const Result r = testing_support::run_flashtune("--data-dir '" + dir + "' predict --gpu h200 --B 1 --N 128 --d 64 --all");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find(dir + "/configs/gpus"), std::string::npos) << r.output;
+}
 
 // --precision: fp32 (default) ranks only fp32-accurate configs (SIMT and mma_3xtf32), tf32 admits
 // mma_1xtf32 too; a bad value or a TF32-only config without tf32 is one line, exit 2.
