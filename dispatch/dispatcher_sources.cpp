@@ -15,8 +15,7 @@ namespace {
 // A name or alias from configs/gpus, or a spec file when it ends in .json.
 model::GpuSpec gpu_spec_for(const std::string& gpu) {
   try {
-    if (std::filesystem::path(gpu).extension() == ".json") return model::load_gpu_spec(gpu);
-    return model::find_gpu_spec(gpu, model::default_gpu_spec_dir());
+    return model::gpu_spec_by_name_or_file(gpu);
   } catch (const std::runtime_error& e) {
     bad_input(e.what());
   }

@@ -272,4 +272,9 @@ std::string gpu_spec_name(const std::string& device_name, const std::string& spe
   return join_dash(all, all.size());
 }
 
+GpuSpec gpu_spec_by_name_or_file(const std::string& gpu) {
+  if (std::filesystem::path(gpu).extension() == ".json") return load_gpu_spec(gpu);
+  return find_gpu_spec(gpu, default_gpu_spec_dir());
+}
+
 }  // namespace flashtune::model

@@ -91,4 +91,8 @@ std::vector<std::string> known_gpu_names(const std::string& dir);
 // list of known names when nothing matches.
 GpuSpec find_gpu_spec(const std::string& name, const std::string& dir);
 
+// What a user names a GPU by: a spec file when it ends in .json, else a stem or alias looked up in
+// default_gpu_spec_dir(). Throws like load_gpu_spec / find_gpu_spec.
+GpuSpec gpu_spec_by_name_or_file(const std::string& gpu);
+
 }  // namespace flashtune::model

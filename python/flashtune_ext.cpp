@@ -8,7 +8,6 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include <filesystem>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -25,7 +24,6 @@
 #include "kernels/traits/tensor_strides.h"
 #include "model/baselines.h"
 #include "model/config_catalog.h"
-#include "model/data_dir.h"
 #include "model/gpu_spec.h"
 #include "model/prediction_json.h"
 #include "model/profile.h"
@@ -196,23 +194,19 @@ py::dict last_launch_dict() {
 
 model::GpuSpec gpu_of(const std::string& gpu) {
   try {
-    if (std::filesystem::path(gpu).extension() == ".json") return model::load_gpu_spec(gpu);
-    return model::find_gpu_spec(gpu, model::default_gpu_spec_dir());
+    return model::gpu_spec_by_name_or_file(gpu);
   } catch (const std::runtime_error& e) {
     throw py::value_error(e.what());
   }
 }
 
-// profile: None -> the GPU's shipped profile when there is one; "" -> none (spec-only defaults).
+// profile: None -> the GPU's shipped profile as predict reads it (default_model_profile); "" -> none
+// (spec-only defaults); else that file.
 model::ModelProfile profile_of(const std::optional<std::string>& profile, const model::GpuSpec& gpu) {
-  std::string path;
-  if (profile)
-    path = *profile;
-  else
-    path = model::shipped_profile_path(std::filesystem::path(gpu.file).stem().string());
-  if (path.empty()) return {};
   try {
-    return load_model_profile(path);
+    if (!profile) return default_model_profile(gpu);
+    if (profile->empty()) return {};
+    return load_model_profile(*profile);
   } catch (const std::runtime_error& e) {
     throw py::value_error(e.what());
   }
@@ -267,7 +261,7 @@ py::object predict(long long B, long long N, int d, const std::string& config, b
                           std::to_string(w.d));
   if (auto why = model::config_rejection(*c, w)) throw py::value_error(c->name() + ": " + *why);
   const model::GpuSpec gpu = gpu_of(gpu_name);
-  const Ranked r = rank_json(w, {*c}, gpu, model::ModelProfile(profile_of(profile, gpu)));
+  const Ranked r = rank_json(w, {*c}, gpu, profile_of(profile, gpu));
   if (!r.refused.empty())
     throw py::value_error(c->name() + " cannot run on " + gpu.name + ": " + r.refused.front().at("reason").get<std::string>());
   return to_python(r.results.front());
