@@ -92,9 +92,13 @@ relocated)
   spec_only=$("$moved/bin/flashtune" predict --gpu h200 "${workload[@]}" "${config_args[@]}" --json --spec-only)
   [ "$(json_field 'd["profile"]' <<<"$spec_only")" = None ] || fail "--spec-only read a profile"
   # The override and the variable name the folder they were given (here the original prefix's).
-  first=$("$moved/bin/flashtune" --data-dir "$prefix/share/flashtune" predict --gpu h200 "${workload[@]}" --all | head -n 1)
+  # The whole output is taken before its first line: `| head -n 1` under pipefail fails the script
+  # whenever head closes the pipe before flashtune has written the rest (SIGPIPE, a timing race).
+  out=$("$moved/bin/flashtune" --data-dir "$prefix/share/flashtune" predict --gpu h200 "${workload[@]}" --all)
+  first=$(head -n 1 <<<"$out")
   [[ $first == *"coefficients: $prefix/share/flashtune/profiles/nvidia-h200.json"* ]] || fail "--data-dir: $first"
-  first=$(FLASHTUNE_DATA_DIR="$prefix/share/flashtune" "$moved/bin/flashtune" predict --gpu h200 "${workload[@]}" --all | head -n 1)
+  out=$(FLASHTUNE_DATA_DIR="$prefix/share/flashtune" "$moved/bin/flashtune" predict --gpu h200 "${workload[@]}" --all)
+  first=$(head -n 1 <<<"$out")
   [[ $first == *"coefficients: $prefix/share/flashtune/profiles/nvidia-h200.json"* ]] || fail "FLASHTUNE_DATA_DIR: $first"
   # A data folder that does not hold the data is named in the error.
   set +e
