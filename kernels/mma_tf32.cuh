@@ -53,12 +53,23 @@ struct Tf32Pair {
   uint32_t hi, lo;
 };
 
+// The mask that clears the 13 mantissa bits TF32 lacks.
+constexpr uint32_t kTf32HiMask = 0xffffe000u;
+
+// kTf32HiMask where ptxas cannot see it. ptxas knows a TF32 mma ignores an operand's low 13 bits,
+// so for `x & kTf32HiMask` feeding one it passes x itself, and where x does not already sit in the
+// operand's register pair or quad (V's B pairs take one value from each of two rows; P's and Q's A
+// quads reorder their values) it moves x there: one MOV per value on top of the AND that lo needs
+// anyway. With a mask it cannot see through, the AND's result is the operand, written in place.
+// N is at least 1 (kernels/support_checks.cpp refuses less), so the value is always kTf32HiMask.
+__device__ __forceinline__ uint32_t opaque_hi_mask(int n) { return kTf32HiMask | (static_cast<uint32_t>(n) >> 31); }
+
 template <MmaPrecision P>
-__device__ __forceinline__ Tf32Pair split(float x) {
+__device__ __forceinline__ Tf32Pair split(float x, uint32_t hi_mask) {
   if constexpr (P == MmaPrecision::Tf32x3) {
     // hi: x with the 13 mantissa bits TF32 lacks cleared; lo = x - hi is exact. The mma reads
     // lo's top 19 bits (traits header: ~2^-20 relative per product).
-    const uint32_t hi = __float_as_uint(x) & 0xffffe000u;
+    const uint32_t hi = __float_as_uint(x) & hi_mask;
     return {hi, __float_as_uint(x - __uint_as_float(hi))};
   } else {
     uint32_t r;
@@ -76,13 +87,15 @@ struct BFrag {
   Tf32Pair b[2];
 };
 
+// hi_mask: kTf32HiMask where the values already sit in operand order (a float4 of K gives two B
+// pairs), opaque_hi_mask elsewhere.
 template <MmaPrecision P>
-__device__ __forceinline__ AFrag a_frag(float a0, float a1, float a2, float a3) {
-  return {{split<P>(a0), split<P>(a1), split<P>(a2), split<P>(a3)}};
+__device__ __forceinline__ AFrag a_frag(float a0, float a1, float a2, float a3, uint32_t hi_mask) {
+  return {{split<P>(a0, hi_mask), split<P>(a1, hi_mask), split<P>(a2, hi_mask), split<P>(a3, hi_mask)}};
 }
 template <MmaPrecision P>
-__device__ __forceinline__ BFrag b_frag(float b0, float b1) {
-  return {{split<P>(b0), split<P>(b1)}};
+__device__ __forceinline__ BFrag b_frag(float b0, float b1, uint32_t hi_mask) {
+  return {{split<P>(b0, hi_mask), split<P>(b1, hi_mask)}};
 }
 
 __device__ __forceinline__ void mma_m16n8k8(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
@@ -144,6 +157,7 @@ __global__ void __launch_bounds__(traits::MmaTf32<P>::template Tile<D, BR, BC, L
   // rows past N zero) and each K/V tile reads and scales them again.
   const int r[2] = {q0 + R::q_row(warp, lane, 0), q0 + R::q_row(warp, lane, 1)};
   const float qscale = p.scale_log2e;
+  const uint32_t hi_mask = T::kOperandMasksInPlace ? dt::opaque_hi_mask(p.N) : dt::kTf32HiMask;
   float* const sq = smem + R::q_base(kC);
   constexpr int KQ = T::kQInSmem ? 1 : KK;
   float q[KQ][2][4];
@@ -173,9 +187,9 @@ __global__ void __launch_bounds__(traits::MmaTf32<P>::template Tile<D, BR, BC, L
       const int qb = R::q_frag_base(D, L, warp, lane, kk % 2) + R::q_frag_step(kk / 2);
       const float4 x = dt::load_float4(sq + qb), y = dt::load_float4(sq + qb + R::q_frag_half_step(D, L));
       const float a0 = s == 0 ? x.x : x.z, a2 = s == 0 ? x.y : x.w, a1 = s == 0 ? y.x : y.z, a3 = s == 0 ? y.y : y.w;
-      return dt::a_frag<P>(a0 * qscale, a1 * qscale, a2 * qscale, a3 * qscale);
+      return dt::a_frag<P>(a0 * qscale, a1 * qscale, a2 * qscale, a3 * qscale, hi_mask);
     } else {
-      return dt::a_frag<P>(q[kk][0][2 * s], q[kk][1][2 * s], q[kk][0][2 * s + 1], q[kk][1][2 * s + 1]);
+      return dt::a_frag<P>(q[kk][0][2 * s], q[kk][1][2 * s], q[kk][0][2 * s + 1], q[kk][1][2 * s + 1], hi_mask);
     }
   };
 
@@ -212,8 +226,8 @@ __global__ void __launch_bounds__(traits::MmaTf32<P>::template Tile<D, BR, BC, L
 #pragma unroll
       for (int j = 0; j < NS; ++j) {
         const float4 k4 = dt::load_float4(sk + k_base[kk % 2] + R::k_frag_step(D, L, j, kk / 2));
-        dt::mma_product<P>(s[j], a0, dt::b_frag<P>(k4.x, k4.y));
-        dt::mma_product<P>(s[j], a1, dt::b_frag<P>(k4.z, k4.w));
+        dt::mma_product<P>(s[j], a0, dt::b_frag<P>(k4.x, k4.y, dt::kTf32HiMask));
+        dt::mma_product<P>(s[j], a1, dt::b_frag<P>(k4.z, k4.w, dt::kTf32HiMask));
       }
     }
 
@@ -260,15 +274,15 @@ __global__ void __launch_bounds__(traits::MmaTf32<P>::template Tile<D, BR, BC, L
     for (int m = 0; m < NO; ++m) acc[m][0] = acc[m][1] = acc[m][2] = acc[m][3] = 0.0f;
 #pragma unroll
     for (int j = 0; j < NS; ++j) {
-      const dt::AFrag pa = dt::a_frag<P>(s[j][0], s[j][2], s[j][1], s[j][3]);
+      const dt::AFrag pa = dt::a_frag<P>(s[j][0], s[j][2], s[j][1], s[j][3], hi_mask);
 #pragma unroll
       for (int qd = 0; qd < NO / 4; ++qd) {
         const float4 v0 = dt::load_float4(sv + v_base[0] + R::v_frag_step(D, L, j, qd));
         const float4 v1 = dt::load_float4(sv + v_base[1] + R::v_frag_step(D, L, j, qd));
-        dt::mma_product<P>(acc[4 * qd + 0], pa, dt::b_frag<P>(v0.x, v1.x));
-        dt::mma_product<P>(acc[4 * qd + 1], pa, dt::b_frag<P>(v0.y, v1.y));
-        dt::mma_product<P>(acc[4 * qd + 2], pa, dt::b_frag<P>(v0.z, v1.z));
-        dt::mma_product<P>(acc[4 * qd + 3], pa, dt::b_frag<P>(v0.w, v1.w));
+        dt::mma_product<P>(acc[4 * qd + 0], pa, dt::b_frag<P>(v0.x, v1.x, hi_mask));
+        dt::mma_product<P>(acc[4 * qd + 1], pa, dt::b_frag<P>(v0.y, v1.y, hi_mask));
+        dt::mma_product<P>(acc[4 * qd + 2], pa, dt::b_frag<P>(v0.z, v1.z, hi_mask));
+        dt::mma_product<P>(acc[4 * qd + 3], pa, dt::b_frag<P>(v0.w, v1.w, hi_mask));
       }
     }
 #pragma unroll

@@ -170,12 +170,21 @@ struct MmaTf32 {
   static constexpr int q_frag_step(int kk2) { return 32 * kk2; }
   static constexpr int q_frag_half_step(int d, Layout l) { return 8 * k_stride(d, l); }
 
+  // Whether the kernel writes the hi parts of V's B pairs and of the A quads (P, Q) in place with
+  // a mask ptxas cannot see (kernels/mma_tf32.cuh, opaque_hi_mask) instead of letting ptxas pass
+  // the raw values and move them into the operand registers: one instruction fewer per value,
+  // 2-4% faster on the H200 (n1k_d128 0.5251 -> 0.5120 ms, t10 0.2107 -> 0.2021 ms), at the price
+  // of more live registers; d = 128 with Br = 32 (64 threads, twice the copy trips) then spills
+  // (255 registers, 44 bytes), so it keeps ptxas's moves.
+  static constexpr bool operand_masks_in_place(const TileConfig& c) { return !(c.d == 128 && c.Br == 32); }
+
   // Registers per thread (the model's occupancy; a profile's compiled value wins): S (Bc / 2), O
   // and its per-tile accumulator (2 x d / 2), Q where it stays in registers (d / 2), and ~70 for
-  // fragments in flight, softmax state and addressing. Checked against ptxas in
+  // fragments in flight, softmax state and addressing; 3xTF32 ~18 more for the hi parts written
+  // beside the raw values (operand_masks_in_place). Checked against ptxas in
   // tests/kernels_registers_test.cpp.
   static constexpr int registers_estimate(const TileConfig& c) {
-    const int r = c.Bc / 2 + c.d + (q_in_smem(c) ? 0 : c.d / 2) + 70;
+    const int r = c.Bc / 2 + c.d + (q_in_smem(c) ? 0 : c.d / 2) + (P == MmaPrecision::Tf32x3 ? 88 : 70);
     return r < 255 ? r : 255;
   }
 
@@ -201,6 +210,7 @@ struct MmaTf32 {
     static constexpr int kSTiles = s_tiles(BC);
     static constexpr int kOTiles = o_tiles(D);
     static constexpr bool kQInSmem = q_in_smem(kConfig);
+    static constexpr bool kOperandMasksInPlace = operand_masks_in_place(kConfig);
     static_assert(BR % kRowsPerWarp == 0 && BR >= 32, "Br must be whole warps of 16 rows");
     static_assert(BC % 32 == 0, "Bc must cover the swizzle's 8-row period and four-key V reads");
     static_assert(D % 32 == 0, "d must split into float4 K reads (16 columns) and V reads (32 columns)");
