@@ -19,16 +19,14 @@
 #include "commands.h"
 #include "dispatch/dispatcher.h"
 #include "exit_codes.h"
-#include "kernels/reference.h"
 #include "kernels/registry.h"
 #include "model/workload_limits.h"
 #include "tuner/config_select.h"
-#include "tuner/laid_out_operands.h"
 #include "tuner/device_check.h"
 #include "tuner/npy.h"
 #include "profile/output_file.h"
+#include "tuner/pair_measurement.h"
 #include "tuner/timing_harness.h"
-#include "tuner/verify.h"
 
 namespace flashtune::app {
 namespace {
@@ -225,16 +223,7 @@ void print_choice(const AutoChoice& a) {
   if (!a.choice.note.empty()) std::printf("note      %s\n", a.choice.note.c_str());
 }
 
-// ---- one config on the GPU -----------------------------------------------------------------
-
-struct ConfigResult {
-  TileConfig config;
-  std::string status = "ok";  // ok | unsupported | wrong-result | error
-  std::string reason;
-  std::optional<ErrorStats> check;
-  std::optional<TimingResult> timing;
-  double tflops = 0;
-};
+// ---- one config on the GPU ---------------------------------------------------------------
 
 HarnessOptions harness_options(const RunOptions& o) {
   HarnessOptions h;
@@ -246,76 +235,24 @@ HarnessOptions harness_options(const RunOptions& o) {
   return h;
 }
 
-// Everything a run keeps on the GPU: the harness (stream, flush buffer, events), the inputs, the
-// output buffer, and the reference (computed once, on the first --check).
-struct GpuSession {
-  GpuSession(const DeviceLimits& device_limits, int device, const HarnessOptions& options)
-      : limits(device_limits), harness(device, options) {}
-  DeviceLimits limits;
-  TimingHarness harness;
-  std::optional<AttentionInputs> inputs;
-  DeviceBuffer<float> o;
-  std::optional<std::vector<double>> reference;
-  std::optional<LaidOutOperands> laid_out;  // --qkv-layout other than bnd: what the kernels read and write
-
-  const std::vector<double>& ref() {
-    if (!reference) reference = reference_on_host(*inputs, harness.stream());
-    return *reference;
-  }
-};
-
-ConfigResult run_config(GpuSession& s, const TileConfig& c, const RunOptions& o, std::vector<float>* out_host) {
-  ConfigResult r;
-  r.config = c;
-  const Workload& w = s.inputs->workload;
-  const KernelInstance* kernel = find_kernel(c);
-  if (!kernel) {
-    r.status = "unsupported";
-    r.reason = "not in the kernel registry";
-    return r;
-  }
-  const Support support = kernel->can_implement(w, s.limits);
-  if (!support) {
-    r.status = "unsupported";
-    r.reason = support.reason;
-    return r;
-  }
-  try {
-    std::vector<float> out = s.laid_out ? s.laid_out->run_once(*kernel, s.harness.stream())
-                                        : run_once(*kernel, *s.inputs, s.o, s.harness.stream());
-    if (o.check) {
-      r.check = compare_to_reference(out.data(), s.ref().data(), out.size());
-      const double tolerance = rel_l2_tolerance(variant_precision(c.variant));
-      if (!r.check->passes(tolerance)) {
-        r.status = "wrong-result";
-        r.reason = "rel_l2 " + number_text(r.check->rel_l2) + " (tolerance " + number_text(tolerance) + "), " +
-                   std::to_string(r.check->nonfinite) + " non-finite";
-      }
-    }
-    if (out_host) *out_host = std::move(out);
-    if (!o.no_time) {
-      const AttentionTensors t = s.laid_out ? s.laid_out->tensors()
-                                            : AttentionTensors::packed(s.inputs->q.data(), s.inputs->k.data(),
-                                                                       s.inputs->v.data(), s.o.data(), w);
-      r.timing = s.harness.time([=](cudaStream_t stream) { return kernel->launch(t, w, stream); });
-      if (r.timing->stats.median_ms > 0) r.tflops = w.nominal_flops() / (r.timing->stats.median_ms * 1e-3) / 1e12;
-    }
-  } catch (const CudaError& e) {
-    r.status = "error";
-    r.reason = e.what();
-  }
-  return r;
+PairOptions pair_options(const RunOptions& o) {
+  PairOptions p;
+  p.verify = o.check;
+  p.time = !o.no_time;
+  p.time_wrong_results = true;  // the user asked for a time: a failed check is reported beside it
+  p.keep_output = !o.out_path.empty();
+  return p;
 }
 
 // ---- reporting -----------------------------------------------------------------------------
 
-json result_json(const ConfigResult& r) {
+json result_json(const PairResult& r) {
   const TileConfig& c = r.config;
   json j = {{"config", c.name()}, {"variant", variant_name(c.variant)}, {"d", c.d},          {"Br", c.Br},
             {"Bc", c.Bc},         {"layout", layout_name(c.layout)},   {"status", r.status},
             {"precision", precision_name(variant_precision(c.variant))}};
   if (!r.reason.empty()) j["reason"] = r.reason;
-  const double tolerance = rel_l2_tolerance(variant_precision(c.variant));
+  const double tolerance = r.tolerance;
   if (r.check)
     j["check"] = {{"max_abs", r.check->max_abs},
                   {"rel_l2", r.check->rel_l2},
@@ -348,13 +285,13 @@ std::string workload_line(const Workload& w) {
   return buf;
 }
 
-void print_single(const ConfigResult& r, const Workload& w, const DeviceLimits& dev, const AutoChoice* chosen) {
+void print_single(const PairResult& r, const Workload& w, const DeviceLimits& dev, const AutoChoice* chosen) {
   std::printf("device    %s (%d SMs, L2 %.0f MiB)\n", dev.name.c_str(), dev.sm_count, double(dev.l2_bytes) / (1 << 20));
   std::printf("workload  %s\n", workload_line(w).c_str());
   std::printf("config    %s\n", r.config.name().c_str());
   if (chosen) print_choice(*chosen);
-  if (r.status != "ok" && !r.reason.empty()) std::printf("status    %s: %s\n", r.status.c_str(), r.reason.c_str());
-  const double tolerance = rel_l2_tolerance(variant_precision(r.config.variant));
+  if (!r.ok() && !r.reason.empty()) std::printf("status    %s: %s\n", r.status.c_str(), r.reason.c_str());
+  const double tolerance = r.tolerance;
   if (r.check)
     std::printf("check     max_abs %.3e  rel_l2 %.3e  nonfinite %lld  -> %s (rel_l2 tolerance %.0e)\n", r.check->max_abs,
                 r.check->rel_l2, r.check->nonfinite, r.check->passes(tolerance) ? "PASS" : "FAIL", tolerance);
@@ -370,12 +307,12 @@ void print_single(const ConfigResult& r, const Workload& w, const DeviceLimits& 
   }
 }
 
-void print_table(const std::vector<ConfigResult>& results, const Workload& w, const DeviceLimits& dev,
-                 const ConfigResult* best) {
+void print_table(const std::vector<PairResult>& results, const Workload& w, const DeviceLimits& dev,
+                 const PairResult* best) {
   std::printf("device    %s (%d SMs)\nworkload  %s\n", dev.name.c_str(), dev.sm_count, workload_line(w).c_str());
   std::printf("%-36s %-12s %11s %11s %7s %7s %8s %10s\n", "config", "status", "median_ms", "min_ms", "rel_sd", "samples",
               "TFLOP/s", "rel_l2");
-  for (const ConfigResult& r : results) {
+  for (const PairResult& r : results) {
     std::printf("%-36s %-12s", r.config.name().c_str(), r.status.c_str());
     if (r.timing)
       std::printf(" %11.4f %11.4f %6.2f%% %7d %8.2f", r.timing->stats.median_ms, r.timing->stats.min_ms,
@@ -386,7 +323,7 @@ void print_table(const std::vector<ConfigResult>& results, const Workload& w, co
       std::printf(" %10.2e", r.check->rel_l2);
     else
       std::printf(" %10s", "-");
-    if (r.status != "ok") std::printf("  %s", r.reason.c_str());
+    if (!r.ok()) std::printf("  %s", r.reason.c_str());
     std::printf("\n");
   }
   if (best) std::printf("best      %s  %.4f ms  %.2f TFLOP/s\n", best->config.name().c_str(),
@@ -444,28 +381,29 @@ int run_command(const RunOptions& o) {
                                                      workload_line(w) + ": " + s.reason};
   }
 
-  GpuSession s(limits, o.device, harness_options(o));
+  PairMeasurement s(o.device, limits, harness_options(o));
   if (in.from_files()) {
-    s.inputs = upload_inputs(w, in.q, in.k, in.v);
+    s.use_host_inputs(w, in.q, in.k, in.v);
     // The host copies are not needed any more; large inputs would otherwise be held twice.
     in.q = {};
     in.k = {};
     in.v = {};
   } else {
-    s.inputs = random_inputs(w, -o.range, o.range, o.seed, s.harness.stream());
+    s.use_random_inputs(w, o.range, o.seed);
   }
-  s.o = DeviceBuffer<float>(s.inputs->elements());
-  if (const TensorLayout qkv = *parse_tensor_layout(o.qkv_layout); qkv != TensorLayout::Bnd)
-    s.laid_out.emplace(*s.inputs, qkv, o.heads, s.harness.stream());
+  s.use_layout(*parse_tensor_layout(o.qkv_layout), o.heads);
 
-  std::vector<ConfigResult> results;
+  std::vector<PairResult> results;
   std::vector<float> out_host;
-  for (const TileConfig& c : configs)
-    results.push_back(run_config(s, c, o, o.out_path.empty() ? nullptr : &out_host));
+  for (const TileConfig& c : configs) {
+    results.push_back(s.measure(c, pair_options(o)));
+    // --out goes with a single config; the output of one that did not launch is not written.
+    if (!results.back().output.empty()) out_host = std::move(results.back().output);
+  }
 
-  const ConfigResult* best = nullptr;
-  for (const ConfigResult& r : results)
-    if (r.status == "ok" && r.timing && (!best || r.timing->stats.median_ms < best->timing->stats.median_ms)) best = &r;
+  const PairResult* best = nullptr;
+  for (const PairResult& r : results)
+    if (r.ok() && r.timing && (!best || r.timing->stats.median_ms < best->timing->stats.median_ms)) best = &r;
 
   if (!o.out_path.empty() && !out_host.empty()) {
     try {
@@ -496,7 +434,7 @@ int run_command(const RunOptions& o) {
                   {"time_cap_s", o.time_cap_s},
                   {"clock_drop_fraction", StoppingRule{}.clock_drop_fraction}}},
                 {"results", json::array()}};
-    for (const ConfigResult& r : results) doc["results"].push_back(result_json(r));
+    for (const PairResult& r : results) doc["results"].push_back(result_json(r));
     if (o.all_configs) doc["best"] = best ? json(best->config.name()) : json(nullptr);
     if (chosen) doc["choice"] = choice_json(*chosen);
     if (!o.out_path.empty()) doc["out"] = o.out_path;
@@ -510,9 +448,9 @@ int run_command(const RunOptions& o) {
 
   int code = kExitOk;
   bool any_ran = false;
-  for (const ConfigResult& r : results) {
-    if (r.status == "wrong-result" || r.status == "error") code = kExitFailure;
-    if (r.status != "unsupported") any_ran = true;
+  for (const PairResult& r : results) {
+    if (r.ran() && !r.ok()) code = kExitFailure;  // wrong result or a CUDA error
+    if (r.ran()) any_ran = true;
   }
   if (code == kExitOk && !any_ran) code = kExitUnsupported;
   return code;

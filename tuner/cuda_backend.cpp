@@ -51,33 +51,21 @@ TimingSummary summary_of(const TimingResult& r, const StoppingRule& rule) {
 }  // namespace
 
 CudaBackend::CudaBackend(int device, CudaBackendOptions options, std::unique_ptr<CounterSource> counters)
-    : device_(device),
-      options_(options),
+    : options_(options),
       counters_(std::move(counters)),
-      limits_(DeviceLimits::query(device)),
-      harness_(device, options.harness),
-      flush_(static_cast<std::size_t>(2 * limits_.l2_bytes)) {}
+      pair_(device, DeviceLimits::query(device), options.harness),
+      flush_(static_cast<std::size_t>(2 * pair_.limits().l2_bytes)) {}
 
 CudaBackend::~CudaBackend() = default;
 
 void CudaBackend::flush_l2() {
-  check_cuda(cudaMemsetAsync(flush_.data(), 0, flush_.bytes(), harness_.stream()), "cudaMemsetAsync(L2 flush)");
-}
-
-void CudaBackend::check_context(const std::string& after) {
-  cudaGetLastError();  // clear a non-sticky error
-  const cudaError_t err = cudaDeviceSynchronize();
-  if (err != cudaSuccess)
-    unusable_ = "device " + std::to_string(device_) + ": CUDA context lost after " + after + " (" +
-                cudaGetErrorName(err) + "); rerun the same command to resume";
+  check_cuda(cudaMemsetAsync(flush_.data(), 0, flush_.bytes(), pair_.stream()), "cudaMemsetAsync(L2 flush)");
 }
 
 WorkloadSetup CudaBackend::begin_workload(const NamedWorkload& nw) {
-  check_cuda(cudaSetDevice(device_), "cudaSetDevice(" + std::to_string(device_) + ")");
-  inputs_.reset();
-  out_ = DeviceBuffer<float>();
-  reference_.clear();
-  reference_.shrink_to_fit();
+  const int device = pair_.device();
+  check_cuda(cudaSetDevice(device), "cudaSetDevice(" + std::to_string(device) + ")");
+  pair_.drop_inputs();
   workload_ = nw.name;
   const Workload& w = nw.workload;
   const double elements = double(attention_elements(w));
@@ -90,13 +78,13 @@ WorkloadSetup CudaBackend::begin_workload(const NamedWorkload& nw) {
             "inputs, output and reference need " + number_text(need / double(1 << 30)) + " GiB, the device has " +
                 number_text(double(free_bytes) / double(1 << 30)) + " GiB free"};
   try {
-    inputs_ = random_inputs(w, -options_.range, options_.range, options_.seed ^ name_hash(nw.name), harness_.stream());
-    out_ = DeviceBuffer<float>(inputs_->elements());
-    reference_ = reference_on_host(*inputs_, harness_.stream());
+    pair_.use_random_inputs(w, options_.range, options_.seed ^ name_hash(nw.name));
+    // Computed before the first config, so that every config's elapsed time is its own.
+    pair_.reference();
   } catch (const CudaError& e) {
-    inputs_.reset();
-    check_context("preparing " + nw.name);
-    if (!usable()) throw CudaError(unusable_);
+    pair_.drop_inputs();
+    pair_.note_cuda_error("preparing " + nw.name);
+    if (!pair_.usable()) throw CudaError(pair_.unusable_reason());
     return {false, status::kResources, std::string("preparing inputs and reference: ") + e.what()};
   }
   return {};
@@ -104,67 +92,37 @@ WorkloadSetup CudaBackend::begin_workload(const NamedWorkload& nw) {
 
 Measurement CudaBackend::measure(const NamedWorkload& nw, const TileConfig& c) {
   const auto start = std::chrono::steady_clock::now();
-  check_cuda(cudaSetDevice(device_), "cudaSetDevice(" + std::to_string(device_) + ")");
   Measurement m;
   m.workload = nw.name;
   m.config = c.name();
-  m.device_index = device_;
+  m.device_index = pair_.device();
   m.counters_status = "unavailable: config not timed";
-  auto done = [&]() -> Measurement {
-    m.elapsed_s = seconds_since(start);
-    m.timestamp = utc_timestamp();
-    return m;
-  };
-  const Workload& w = nw.workload;
-  const KernelInstance* kernel = find_kernel(c);
-  if (!kernel) {
-    m.status = status::kCompile;
-    m.reason = "not compiled into this build";
-    return done();
-  }
-  const KernelResources r = kernel->resources();
-  m.resources = ResourceUsage{r.registers, r.static_smem_bytes, r.dynamic_smem_bytes, r.local_bytes, r.threads_per_block};
-  const Support support = kernel->can_implement(w, limits_);
-  if (!support) {
-    m.status = status::kResources;
-    m.reason = support.reason;
-    return done();
-  }
-  if (!inputs_ || workload_ != nw.name) throw CudaError("measure(" + nw.name + ") before begin_workload");
+  if (!pair_.has_inputs() || workload_ != nw.name) throw CudaError("measure(" + nw.name + ") before begin_workload");
 
-  const float *q = inputs_->q.data(), *k = inputs_->k.data(), *v = inputs_->v.data();
-  float* o = out_.data();
-  const cudaStream_t stream = harness_.stream();
-  try {
-    const std::vector<float> out = run_once(*kernel, *inputs_, out_, stream);
-    const ErrorStats e = compare_to_reference(out.data(), reference_.data(), out.size());
-    m.verify = VerifyResult{e.rel_l2, e.max_abs};
-    const double tolerance = rel_l2_tolerance(variant_precision(c.variant));
-    if (!e.passes(tolerance)) {
-      m.status = status::kWrongResult;
-      m.reason = "rel_l2 " + number_text(e.rel_l2) + " (tolerance " + number_text(tolerance) + "), " +
-                 std::to_string(e.nonfinite) + " non-finite";
-      return done();
+  PairOptions po;  // verified, and timed only when right
+  const PairResult r = pair_.measure(c, po);
+  m.status = r.status;
+  m.reason = r.reason;
+  if (r.resources)
+    m.resources = ResourceUsage{r.resources->registers, r.resources->static_smem_bytes, r.resources->dynamic_smem_bytes,
+                                r.resources->local_bytes, r.resources->threads_per_block};
+  if (r.check) m.verify = VerifyResult{r.check->rel_l2, r.check->max_abs};
+  if (r.timing) m.timing = summary_of(*r.timing, pair_.harness_options().rule);
+  if (r.ok() && r.timing) {
+    const KernelInstance* kernel = find_kernel(c);
+    try {
+      const CounterResult cr = counters_->measure(
+          [&] { check_cuda(pair_.launch(*kernel), "launch " + c.name()); }, [&] { flush_l2(); });
+      m.counters_status = cr.status;
+      if (cr.ok) m.counters = cr.values;
+    } catch (const CudaError& e) {
+      m.counters_status = std::string("unavailable: ") + e.what();
+      pair_.note_cuda_error(c.name() + " (counter passes)");
     }
-    const TimingResult t = harness_.time([=](cudaStream_t s) { return kernel->launch(q, k, v, o, w, s); });
-    m.timing = summary_of(t, harness_.options().rule);
-  } catch (const CudaError& e) {
-    m.status = status::kLaunch;
-    m.reason = e.what();
-    m.timing.reset();
-    check_context(c.name());
-    return done();
   }
-  try {
-    const CounterResult cr = counters_->measure(
-        [&] { check_cuda(kernel->launch(q, k, v, o, w, stream), "launch " + c.name()); }, [&] { flush_l2(); });
-    m.counters_status = cr.status;
-    if (cr.ok) m.counters = cr.values;
-  } catch (const CudaError& e) {
-    m.counters_status = std::string("unavailable: ") + e.what();
-    check_context(c.name() + " (counter passes)");
-  }
-  return done();
+  m.elapsed_s = seconds_since(start);
+  m.timestamp = utc_timestamp();
+  return m;
 }
 
 }  // namespace flashtune

@@ -1,8 +1,9 @@
-// The real measurement backend: one GPU, one worker. Per workload: fresh random inputs and the
-// double reference, computed once and reused by every config. Per config: can_implement on this
-// device, one run with the output poisoned (every element checked against the reference; a wrong
-// result is recorded with its rel L2 and never timed), timing with the harness (L2 flushed, warm-up,
-// clock-sag rule), counters from separate replay passes, and the compiled resources.
+// The real measurement backend: one GPU, one worker, over the pair measurement `run` uses too
+// (tuner/pair_measurement.h). Per workload: fresh random inputs and the double reference, computed
+// once and reused by every config. Per config: can_implement on this device, one run with the
+// output poisoned (every element checked against the reference; a wrong result is recorded with its
+// rel L2 and never timed), timing with the harness (L2 flushed, warm-up, clock-sag rule), counters
+// from separate replay passes, and the compiled resources.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +14,7 @@
 
 #include "kernels/registry.h"
 #include "tuner/counter_source.h"
+#include "tuner/pair_measurement.h"
 #include "tuner/timing_harness.h"
 #include "tuner/tune_runner.h"
 #include "tuner/verify.h"
@@ -33,27 +35,18 @@ class CudaBackend : public MeasurementBackend {
 
   WorkloadSetup begin_workload(const NamedWorkload& w) override;
   Measurement measure(const NamedWorkload& w, const TileConfig& c) override;
-  bool usable() const override { return unusable_.empty(); }
-  std::string unusable_reason() const override { return unusable_; }
-  const DeviceLimits& limits() const { return limits_; }
+  bool usable() const override { return pair_.usable(); }
+  std::string unusable_reason() const override { return pair_.unusable_reason(); }
+  const DeviceLimits& limits() const { return pair_.limits(); }
 
  private:
-  // After a CUDA error: is the context still good? Sticky errors (illegal address, ...) make every
-  // later call fail, so the tune must stop and be resumed by a fresh process.
-  void check_context(const std::string& after);
   void flush_l2();
 
-  int device_;
   CudaBackendOptions options_;
   std::unique_ptr<CounterSource> counters_;
-  DeviceLimits limits_;
-  TimingHarness harness_;
+  PairMeasurement pair_;
   DeviceBuffer<unsigned char> flush_;  // for the counter passes (the harness flushes its own samples)
-  std::optional<AttentionInputs> inputs_;
-  DeviceBuffer<float> out_;
-  std::vector<double> reference_;
-  std::string workload_;
-  std::string unusable_;
+  std::string workload_;               // the name of the workload whose inputs pair_ holds
 };
 
 }  // namespace flashtune
