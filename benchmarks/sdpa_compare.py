@@ -248,7 +248,7 @@ def main():
         print("%s done in %.1f s: best %s" % (case, time.perf_counter() - t0, best["config"] if best else "(none)"),
               file=sys.stderr, flush=True)
         for r in rows:
-            if r.get("status") not in ("ok", "unsupported"):
+            if r.get("status") not in ("ok", "compile", "resources"):
                 print("  %s: %s: %s" % (r.get("config"), r.get("status"), r.get("reason", "")), file=sys.stderr)
 
     print(markdown(results))
