@@ -74,7 +74,7 @@ std::vector<MergeInput> load_inputs(const MergeOptions& o) {
 std::optional<PlanCoverage> coverage_of(const MergeOptions& o, const Profile& merged) {
   if (!plan_requested(o.plan)) return std::nullopt;
   const std::vector<NamedWorkload> workloads = workloads_of(o.plan);
-  const std::optional<model::GpuSpec> spec = spec_of(merged.gpu.spec);
+  const std::optional<model::GpuSpec> spec = tune_spec(merged.gpu.spec);
   if (parse_strategy(o.plan.strategy) == TuneStrategy::Model && !spec)
     throw CommandError{kExitUsage, "the model strategy's plan needs a spec of " + merged.gpu.name + " in " +
                                        model::default_gpu_spec_dir()};

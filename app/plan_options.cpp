@@ -109,12 +109,4 @@ TunePlan plan_of(const PlanCliOptions& o, const std::vector<NamedWorkload>& work
   }
 }
 
-std::optional<model::GpuSpec> spec_of(const std::string& spec_name) {
-  try {
-    return model::find_gpu_spec(spec_name, model::default_gpu_spec_dir());
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-}
-
 }  // namespace flashtune::app

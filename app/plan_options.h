@@ -47,7 +47,5 @@ std::vector<NamedWorkload> workloads_of(const PlanCliOptions& o);
 // model strategy without `spec`); the model strategy ranks with `ranking`'s coefficients.
 TunePlan plan_of(const PlanCliOptions& o, const std::vector<NamedWorkload>& workloads, const model::GpuSpec* spec,
                  const model::ModelProfile& ranking = {});
-// The spec of a GPU for the model strategy or shard balance; nullopt when configs/gpus has none.
-std::optional<model::GpuSpec> spec_of(const std::string& spec_name);
 
 }  // namespace flashtune::app

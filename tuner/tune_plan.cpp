@@ -95,4 +95,12 @@ PlanCoverage plan_coverage(const Profile& p, const TunePlan& plan) {
   return c;
 }
 
+std::optional<model::GpuSpec> tune_spec(const std::string& spec_name) {
+  try {
+    return model::find_gpu_spec(spec_name, model::default_gpu_spec_dir());
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
 }  // namespace flashtune

@@ -57,6 +57,10 @@ struct TunePlan {
 TunePlan make_plan(const std::vector<NamedWorkload>& workloads, const std::vector<TileConfig>& configs,
                    const PlanOptions& options);
 
+// The spec of a GPU (its configs/gpus stem) for the model strategy or shard balance; nullopt when
+// the data folder has none.
+std::optional<model::GpuSpec> tune_spec(const std::string& spec_name);
+
 // The configs of `configs` a workload could use (same d), in order.
 std::vector<TileConfig> configs_for(const Workload& w, const std::vector<TileConfig>& configs);
 
