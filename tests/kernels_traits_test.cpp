@@ -75,6 +75,31 @@ TEST(KernelTraits, ConfigNamesParseBackAndNothingElseDoes) {
     EXPECT_FALSE(parse_config_name(bad)) << bad;
 }
 
+// fault() is the compile-time check (static_asserts over kCompiled and in every Tile); rejection()
+// words it: they must agree on every config, or a compiled tile could be refused at run time.
+TEST(KernelTraits, RejectionIsEmptyExactlyWhenFaultIsNone) {
+  for (const TileConfig& c : whole_space())
+    for (Variant v : kAllVariants)
+      traits::visit_variant(v, [&](auto t) {
+        using T = decltype(t);
+        EXPECT_EQ(T::rejection(c).has_value(), T::fault(c) != traits::TileFault::None)
+            << variant_name(v) << " on " << c.name();
+        return 0;
+      });
+}
+
+// A compiled list with a tile its variant cannot build: the index the static_asserts report.
+struct RowRegWithD128 {
+  static constexpr TileConfig kCompiled[] = {{Variant::RowReg, 64, 64, 32, Layout::Plain},
+                                             {Variant::RowReg, 128, 64, 32, Layout::Plain}};
+  static constexpr traits::TileFault fault(const TileConfig& c) { return traits::RowReg::fault(c); }
+};
+static_assert(traits::first_refused_compiled<RowRegWithD128>() == 1);
+static_assert(traits::first_refused_compiled<traits::RowReg>() == -1);
+static_assert(traits::RowReg::fault({Variant::RowReg, 128, 64, 32, Layout::Plain}) == traits::TileFault::VariantHeadDim);
+static_assert(traits::MmaTf32x3::fault({Variant::MmaTf32x3, 64, 16, 64, Layout::Swizzled}) ==
+              traits::TileFault::VariantRows);
+
 TEST(KernelTraits, RejectionsNameTheReason) {
   EXPECT_NE(tile_rejection({Variant::RowReg, 128, 64, 32, Layout::Plain})->find("d in {32, 64}"), std::string::npos);
   EXPECT_NE(tile_rejection({Variant::RowSmem, 48, 64, 32, Layout::Plain})->find("d=48"), std::string::npos);

@@ -189,12 +189,22 @@ struct MmaTf32 {
   }
 
   // ---- what can be built -------------------------------------------------------------------
+  static constexpr TileFault fault(const TileConfig& c) {
+    if (const TileFault f = common_fault(c, kVariant); f != TileFault::None) return f;
+    if (c.Br < 32) return TileFault::VariantRows;
+    if (c.Bc < 32) return TileFault::VariantCols;
+    return smem_fault(smem_bytes(c));
+  }
   static std::optional<std::string> rejection(const TileConfig& c) {
-    if (auto why = common_rejection(c, kVariant)) return why;
-    if (c.Br < 32) return std::string(variant_name(kVariant)) + " needs Br >= 32 (two warps of 16 rows), got Br=" + std::to_string(c.Br);
-    if (c.Bc < 32) return std::string(variant_name(kVariant)) + " needs Bc >= 32 (a full swizzle period of key rows), got Bc=" + std::to_string(c.Bc);
-    if (auto why = smem_rejection(smem_bytes(c))) return std::string(variant_name(kVariant)) + " " + c.name() + " " + *why;
-    return std::nullopt;
+    const std::string name = variant_name(kVariant);
+    switch (const TileFault f = fault(c); f) {
+      case TileFault::None: return std::nullopt;
+      case TileFault::VariantRows: return name + " needs Br >= 32 (two warps of 16 rows), got Br=" + std::to_string(c.Br);
+      case TileFault::VariantCols:
+        return name + " needs Bc >= 32 (a full swizzle period of key rows), got Bc=" + std::to_string(c.Bc);
+      case TileFault::SharedMemory: return name + " " + c.name() + " " + smem_words(smem_bytes(c));
+      default: return fault_words(f, c, kVariant);
+    }
   }
 
   // ---- what the library compiles (the list is above: MmaCompiled) -----------------------------
@@ -214,7 +224,7 @@ struct MmaTf32 {
     static_assert(BR % kRowsPerWarp == 0 && BR >= 32, "Br must be whole warps of 16 rows");
     static_assert(BC % 32 == 0, "Bc must cover the swizzle's 8-row period and four-key V reads");
     static_assert(D % 32 == 0, "d must split into float4 K reads (16 columns) and V reads (32 columns)");
-    static_assert(kSmemBytes <= kMaxSmemOptinBytes, "tile exceeds the 227 KB shared-memory opt-in");
+    static_assert(fault(kConfig) == TileFault::None, "mma_tf32 cannot build this tile (rejection() says why)");
   };
 
   // ---- model geometry ----------------------------------------------------------------------
@@ -223,6 +233,8 @@ struct MmaTf32 {
 
 using MmaTf32x3 = MmaTf32<MmaPrecision::Tf32x3>;
 using MmaTf32x1 = MmaTf32<MmaPrecision::Tf32x1>;
+static_assert(first_refused_compiled<MmaTf32x3>() == -1, "MmaTf32x3::kCompiled holds a tile rejection() refuses");
+static_assert(first_refused_compiled<MmaTf32x1>() == -1, "MmaTf32x1::kCompiled holds a tile rejection() refuses");
 
 template <MmaPrecision P>
 inline KernelGeometry MmaTf32<P>::geometry(const TileConfig& c) {

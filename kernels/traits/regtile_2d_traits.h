@@ -117,13 +117,18 @@ struct RegTile2D {
   static constexpr int pv_unroll(const TileConfig&) { return 4; }
 
   // ---- what can be built -------------------------------------------------------------------
+  // Every (d, Br, Bc) of the design space maps evenly onto the thread grid (Tile's static_asserts);
+  // only shared memory can rule a config out.
+  static constexpr TileFault fault(const TileConfig& c) {
+    if (const TileFault f = common_fault(c, kVariant); f != TileFault::None) return f;
+    return smem_fault(smem_bytes(c));
+  }
   static std::optional<std::string> rejection(const TileConfig& c) {
-    if (auto why = common_rejection(c, kVariant)) return why;
-    // Every (d, Br, Bc) of the design space maps evenly onto the thread grid; only shared memory
-    // can rule a config out.
-    if (auto why = smem_rejection(smem_bytes(c)))
-      return "regtile_2d " + c.name() + " " + *why;
-    return std::nullopt;
+    switch (const TileFault f = fault(c); f) {
+      case TileFault::None: return std::nullopt;
+      case TileFault::SharedMemory: return "regtile_2d " + c.name() + " " + smem_words(smem_bytes(c));
+      default: return fault_words(f, c, kVariant);
+    }
   }
 
   // ---- what the library compiles ---------------------------------------------------------------
@@ -207,12 +212,13 @@ struct RegTile2D {
     static constexpr int kStatBase = stat_base(kConfig);
     static_assert(BR % row_groups(kConfig) == 0 && BC % kGroupLanes == 0, "tile must map onto the thread grid");
     static_assert(D % (kGroupLanes * o_vec_width(D)) == 0, "d must split into one vector per lane");
-    static_assert(kSmemBytes <= kMaxSmemOptinBytes, "tile exceeds the 227 KB shared-memory opt-in");
+    static_assert(fault(kConfig) == TileFault::None, "regtile_2d cannot build this tile (rejection() says why)");
   };
 
   // ---- model geometry ----------------------------------------------------------------------
   static KernelGeometry geometry(const TileConfig& c);
 };
+static_assert(first_refused_compiled<RegTile2D>() == -1, "RegTile2D::kCompiled holds a tile rejection() refuses");
 
 // Byte address helpers for geometry(): every lambda goes through the same functions as the kernel.
 inline KernelGeometry RegTile2D::geometry(const TileConfig& c) {

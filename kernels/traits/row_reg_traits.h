@@ -32,12 +32,22 @@ struct RowReg {
     return r < 255 ? r : 255;
   }
 
+  static constexpr TileFault fault(const TileConfig& c) {
+    if (const TileFault f = common_fault(c, kVariant); f != TileFault::None) return f;
+    if (c.d == 128) return TileFault::VariantHeadDim;
+    if (c.layout != Layout::Plain) return TileFault::Layout;
+    return smem_fault(smem_bytes(c));
+  }
   static std::optional<std::string> rejection(const TileConfig& c) {
-    if (auto r = common_rejection(c, kVariant)) return r;
-    if (c.d == 128) return "row_reg supports d in {32, 64} (Q and O live in registers; d=128 would spill)";
-    if (c.layout != Layout::Plain)
-      return "row_reg supports layout plain only (its shared reads are broadcasts or consecutive words)";
-    return smem_rejection(smem_bytes(c));
+    switch (const TileFault f = fault(c); f) {
+      case TileFault::None: return std::nullopt;
+      case TileFault::VariantHeadDim:
+        return "row_reg supports d in {32, 64} (Q and O live in registers; d=128 would spill)";
+      case TileFault::Layout:
+        return "row_reg supports layout plain only (its shared reads are broadcasts or consecutive words)";
+      case TileFault::SharedMemory: return smem_words(smem_bytes(c));
+      default: return fault_words(f, c, kVariant);
+    }
   }
 
   static KernelGeometry geometry(const TileConfig& c) {
@@ -117,7 +127,9 @@ struct RowReg {
     static constexpr int kVOffset = v_offset(kConfig);
     static constexpr int kStOffset = st_offset(kConfig);
     static constexpr int kStStride = st_stride(kConfig);
+    static_assert(fault(kConfig) == TileFault::None, "row_reg cannot build this tile (rejection() says why)");
   };
 };
+static_assert(first_refused_compiled<RowReg>() == -1, "RowReg::kCompiled holds a tile rejection() refuses");
 
 }  // namespace flashtune::traits

@@ -55,10 +55,18 @@ struct RowSmem {
     return r < 255 ? r : 255;
   }
 
+  static constexpr TileFault fault(const TileConfig& c) {
+    if (const TileFault f = common_fault(c, kVariant); f != TileFault::None) return f;
+    if (c.layout == Layout::Swizzled) return TileFault::Layout;
+    return smem_fault(smem_bytes(c));
+  }
   static std::optional<std::string> rejection(const TileConfig& c) {
-    if (auto r = common_rejection(c, kVariant)) return r;
-    if (c.layout == Layout::Swizzled) return "row_smem supports layouts plain and padded (one float per Q and S row)";
-    return smem_rejection(smem_bytes(c));
+    switch (const TileFault f = fault(c); f) {
+      case TileFault::None: return std::nullopt;
+      case TileFault::Layout: return "row_smem supports layouts plain and padded (one float per Q and S row)";
+      case TileFault::SharedMemory: return smem_words(smem_bytes(c));
+      default: return fault_words(f, c, kVariant);
+    }
   }
 
   static KernelGeometry geometry(const TileConfig& c) {
@@ -166,7 +174,9 @@ struct RowSmem {
     static constexpr int kVOffset = v_offset(kConfig);
     static constexpr int kQOffset = q_offset(kConfig);
     static constexpr int kSOffset = s_offset(kConfig);
+    static_assert(fault(kConfig) == TileFault::None, "row_smem cannot build this tile (rejection() says why)");
   };
 };
+static_assert(first_refused_compiled<RowSmem>() == -1, "RowSmem::kCompiled holds a tile rejection() refuses");
 
 }  // namespace flashtune::traits

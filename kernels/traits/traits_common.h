@@ -19,7 +19,14 @@ constexpr long long ceil_div_ll(long long a, long long b) { return (a + b - 1) /
 inline constexpr int kMaxSmemOptinBytes = 227 * 1024;
 
 constexpr bool is_tile_size(int x) { return x == 16 || x == 32 || x == 64 || x == 128; }
-constexpr bool is_head_dim(int d) { return d == 32 || d == 64 || d == 128; }
+// The head dimensions of the design space; kernels/CMakeLists.txt writes one instance file per
+// (variant, d) of them (FLASHTUNE_KERNEL_HEAD_DIMS, held to this list by kernels/registry.cu).
+inline constexpr int kHeadDims[] = {32, 64, 128};
+constexpr bool is_head_dim(int d) {
+  for (int h : kHeadDims)
+    if (d == h) return true;
+  return false;
+}
 
 // Cooperative, coalesced load of a tile of `rows` x d floats by `threads` threads: thread t
 // moves the float4s idx = t, t + threads, ... (consecutive threads read consecutive 16 bytes of
@@ -82,21 +89,67 @@ inline SmemSite make_site(std::string name, SmemOp op, int bytes_per_lane, SiteS
   return s;
 }
 
+// Why a tile cannot be built, None when it can. Every variant's fault(c) is constexpr, so that its
+// compiled list and its kernel Tile are held to it at compile time (static_assert), and its
+// rejection(c) words the same fault for people: rejection(c) is empty exactly when fault(c) is
+// None, so no compiled tile can be one the run-time check refuses.
+enum class TileFault {
+  None,
+  // The design space every variant shares (common_fault), worded by fault_words():
+  OtherVariant,  // the config is another variant's
+  HeadDim,       // d outside kHeadDims
+  TileRows,      // Br outside {16, 32, 64, 128}
+  TileCols,      // Bc outside {16, 32, 64, 128}
+  // A variant's own limits, worded by its rejection():
+  VariantHeadDim,
+  VariantRows,
+  VariantCols,
+  Layout,
+  Threads,       // more than 1024 threads per block
+  SharedMemory,  // more than kMaxSmemOptinBytes
+};
+
+constexpr TileFault common_fault(const TileConfig& c, Variant expected) {
+  if (c.variant != expected) return TileFault::OtherVariant;
+  if (!is_head_dim(c.d)) return TileFault::HeadDim;
+  if (!is_tile_size(c.Br)) return TileFault::TileRows;
+  if (!is_tile_size(c.Bc)) return TileFault::TileCols;
+  return TileFault::None;
+}
+constexpr TileFault smem_fault(int bytes) {
+  return bytes <= kMaxSmemOptinBytes ? TileFault::None : TileFault::SharedMemory;
+}
+constexpr TileFault thread_fault(int threads) { return threads <= 1024 ? TileFault::None : TileFault::Threads; }
+
 // "needs 180224 B of shared memory, more than the 232448 B a block may use on sm_90".
-inline std::optional<std::string> smem_rejection(int bytes) {
-  if (bytes <= kMaxSmemOptinBytes) return std::nullopt;
+inline std::string smem_words(int bytes) {
   return "needs " + std::to_string(bytes) + " B of shared memory, more than the " +
          std::to_string(kMaxSmemOptinBytes) + " B a block may use on sm_90";
 }
 
-// Rejections every variant shares: d, Br and Bc out of the design's space.
-inline std::optional<std::string> common_rejection(const TileConfig& c, Variant expected) {
-  if (c.variant != expected)
-    return std::string("config is for variant ") + variant_name(c.variant) + ", not " + variant_name(expected);
-  if (!is_head_dim(c.d)) return "d=" + std::to_string(c.d) + " is not supported (d in {32, 64, 128})";
-  if (!is_tile_size(c.Br)) return "Br=" + std::to_string(c.Br) + " is not supported (Br in {16, 32, 64, 128})";
-  if (!is_tile_size(c.Bc)) return "Bc=" + std::to_string(c.Bc) + " is not supported (Bc in {16, 32, 64, 128})";
-  return std::nullopt;
+// The words for a fault of the shared design space; a variant's own faults get a plain line here
+// only if its rejection() forgot to word them.
+inline std::string fault_words(TileFault f, const TileConfig& c, Variant expected) {
+  switch (f) {
+    case TileFault::OtherVariant:
+      return std::string("config is for variant ") + variant_name(c.variant) + ", not " + variant_name(expected);
+    case TileFault::HeadDim: return "d=" + std::to_string(c.d) + " is not supported (d in {32, 64, 128})";
+    case TileFault::TileRows: return "Br=" + std::to_string(c.Br) + " is not supported (Br in {16, 32, 64, 128})";
+    case TileFault::TileCols: return "Bc=" + std::to_string(c.Bc) + " is not supported (Bc in {16, 32, 64, 128})";
+    default: return std::string(variant_name(expected)) + " cannot build " + c.name();
+  }
+}
+
+// Index of the first entry of Traits::kCompiled that Traits::fault() refuses, -1 when every entry
+// can be built. Each traits header static_asserts it is -1 (the compiler prints the index).
+template <class Traits>
+constexpr int first_refused_compiled() {
+  int i = 0;
+  for (const TileConfig& c : Traits::kCompiled) {
+    if (Traits::fault(c) != TileFault::None) return i;
+    ++i;
+  }
+  return -1;
 }
 
 }  // namespace flashtune::traits

@@ -48,13 +48,22 @@ struct WarpGroups {
     return r < cap ? r : cap;
   }
 
+  static constexpr TileFault fault(const TileConfig& c) {
+    if (const TileFault f = common_fault(c, kVariant); f != TileFault::None) return f;
+    if (c.layout != Layout::Plain) return TileFault::Layout;
+    if (const TileFault f = thread_fault(threads(c)); f != TileFault::None) return f;
+    return smem_fault(smem_bytes(c));
+  }
   static std::optional<std::string> rejection(const TileConfig& c) {
-    if (auto r = common_rejection(c, kVariant)) return r;
-    if (c.layout != Layout::Plain)
-      return "warp_groups supports layout plain only (its float4 K/V reads are already conflict free)";
-    if (threads(c) > 1024)
-      return "warp_groups needs Br/2*G = " + std::to_string(threads(c)) + " threads, more than 1024 per block";
-    return smem_rejection(smem_bytes(c));
+    switch (const TileFault f = fault(c); f) {
+      case TileFault::None: return std::nullopt;
+      case TileFault::Layout:
+        return "warp_groups supports layout plain only (its float4 K/V reads are already conflict free)";
+      case TileFault::Threads:
+        return "warp_groups needs Br/2*G = " + std::to_string(threads(c)) + " threads, more than 1024 per block";
+      case TileFault::SharedMemory: return smem_words(smem_bytes(c));
+      default: return fault_words(f, c, kVariant);
+    }
   }
 
   static KernelGeometry geometry(const TileConfig& c) {
@@ -132,7 +141,9 @@ struct WarpGroups {
     static constexpr int kKvStride = kv_stride(kConfig);
     static constexpr int kKOffset = k_offset(kConfig);
     static constexpr int kVOffset = v_offset(kConfig);
+    static_assert(fault(kConfig) == TileFault::None, "warp_groups cannot build this tile (rejection() says why)");
   };
 };
+static_assert(first_refused_compiled<WarpGroups>() == -1, "WarpGroups::kCompiled holds a tile rejection() refuses");
 
 }  // namespace flashtune::traits
