@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_options.h"
 #include "commands.h"
 #include "exit_codes.h"
 #include "model/baselines.h"
@@ -37,16 +38,10 @@ using model::Prediction;
 
 struct PredictOptions {
   std::string gpu, spec_file, profile_file;
-  long long B = 0, N = 0;
-  int d = 0;
-  bool causal = false;
-  float scale = 0;
-  std::string variant, layout;
-  std::string precision = "fp32";  // --precision: fp32 admits the fp32-accurate configs only
-  int Br = 0, Bc = 0;
+  WorkloadCliOptions workload;    // --B --N --d (required) --causal --scale
+  ConfigFilterCliOptions filter;  // --variant --Br --Bc --layout --precision
   bool all = false, json = false, verbose = false;
   bool spec_only = false;  // --spec-only: the spec sheet and default coefficients, no profile
-  CLI::Option *scale_opt = nullptr, *Br_opt = nullptr, *Bc_opt = nullptr;
 };
 
 // Bad input: the one line printed before exiting with kExitUsage.
@@ -54,24 +49,17 @@ struct BadInput : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-bool given(const CLI::Option* o) { return o != nullptr && o->count() > 0; }
-
-std::string number_text(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", x);
-  return buf;
-}
-
 Workload workload_of(const PredictOptions& o) {
   Workload w;
-  w.B = o.B;
-  w.N = o.N;
-  w.d = o.d;
-  w.causal = o.causal;
-  if (given(o.scale_opt)) {
-    if (!(o.scale > 0.0f) || !std::isfinite(o.scale))
-      throw BadInput("scale=" + number_text(o.scale) + ": must be a positive finite number");
-    w.scale = o.scale;
+  // CLI11 requires the three dimensions.
+  w.B = o.workload.B.value_or(0);
+  w.N = o.workload.N.value_or(0);
+  w.d = o.workload.d.value_or(0);
+  w.causal = o.workload.causal;
+  try {
+    if (const std::optional<float> scale = scale_of(o.workload)) w.scale = *scale;
+  } catch (const UsageError& e) {
+    throw BadInput(e.what());
   }
   std::vector<int> dims;
   for (const TileConfig& c : model::compiled_tile_configs())
@@ -129,29 +117,13 @@ void warn_if_other_gpu(const model::ModelProfile& profile, const model::GpuSpec&
                  stem.c_str());
 }
 
-std::optional<Variant> variant_of(const PredictOptions& o) {
-  if (o.variant.empty()) return std::nullopt;
+// The config options parsed (the variant, the layout, the precision, then the variant's precision).
+ConfigRequest request_of(const PredictOptions& o) {
   try {
-    return parse_variant_or_throw(o.variant);
+    return config_request_of(o.filter);
   } catch (const UsageError& e) {
     throw BadInput(e.what());
   }
-}
-
-Precision precision_of(const PredictOptions& o) {
-  try {
-    return parse_precision_or_throw(o.precision);
-  } catch (const UsageError& e) {
-    throw BadInput(e.what());
-  }
-}
-
-std::optional<Layout> layout_of(const PredictOptions& o) {
-  if (o.layout.empty()) return std::nullopt;
-  if (auto l = parse_layout(o.layout)) return l;
-  std::string known;
-  for (Layout l : kAllLayouts) known += (known.empty() ? "" : ", ") + std::string(layout_name(l));
-  throw BadInput("unknown layout '" + o.layout + "' (known: " + known + ")");
 }
 
 // The configs to predict: --all -> every compiled config matching the given fields that the
@@ -159,28 +131,19 @@ std::optional<Layout> layout_of(const PredictOptions& o) {
 // or not). A named variant the precision does not admit (mma_1xtf32 without --precision tf32) is
 // refused.
 std::vector<TileConfig> configs_of(const PredictOptions& o, const Workload& w) {
-  const auto variant = variant_of(o);
-  const auto layout = layout_of(o);
-  const Precision precision = precision_of(o);
-  if (variant) {
-    try {
-      require_precision(*variant, precision);
-    } catch (const UsageError& e) {
-      throw BadInput(e.what());
-    }
-  }
+  const ConfigRequest r = request_of(o);
   if (o.all) {
     std::vector<TileConfig> out;
     for (const TileConfig& c : model::compiled_tile_configs())
-      if (c.d == w.d && precision_admits(precision, c.variant) && (!variant || c.variant == *variant) &&
-          (!given(o.Br_opt) || c.Br == o.Br) && (!given(o.Bc_opt) || c.Bc == o.Bc) && (!layout || c.layout == *layout))
+      if (c.d == w.d && precision_admits(r.precision, c.variant) && (!r.variant || c.variant == *r.variant) &&
+          (!r.Br || c.Br == *r.Br) && (!r.Bc || c.Bc == *r.Bc) && (!r.layout || c.layout == *r.layout))
         out.push_back(c);
     if (out.empty()) throw BadInput("no compiled config matches d=" + std::to_string(w.d) + " and the given filters");
     return out;
   }
-  if (!variant || !given(o.Br_opt) || !given(o.Bc_opt))
+  if (!r.variant || !r.Br || !r.Bc)
     throw BadInput("name a config (--variant, --Br, --Bc [--layout]) or rank them all with --all");
-  const TileConfig c{*variant, w.d, o.Br, o.Bc, layout.value_or(Layout::Plain)};
+  const TileConfig c{*r.variant, w.d, *r.Br, *r.Bc, r.layout.value_or(Layout::Plain)};
   if (auto why = model::config_rejection(c, w)) throw BadInput(c.name() + ": " + *why);
   return {c};
 }
@@ -256,7 +219,12 @@ int predict_command(const PredictOptions& o) {
   Workload w;
   model::ConfigCatalog catalog;
   try {
-    precision_of(o);  // a bad --precision is named before anything else is read
+    // A bad --precision is named before anything else is read.
+    try {
+      parse_precision_or_throw(o.filter.precision);
+    } catch (const UsageError& e) {
+      throw BadInput(e.what());
+    }
     w = workload_of(o);
     gpu = gpu_of(o);
     profile = profile_of(o, gpu);
@@ -287,7 +255,7 @@ int predict_command(const PredictOptions& o) {
                           {"coefficients", model::coefficients_json(profile.coefficients)},
                           {"coefficients_from", coefficients_source(o, profile, gpu)},
                           {"profile", profile.path.empty() ? nlohmann::json(nullptr) : nlohmann::json(profile.path)},
-                          {"precision", o.precision}};
+                          {"precision", o.filter.precision}};
     nlohmann::json results = nlohmann::json::array();
     for (const Row& r : rows) {
       nlohmann::json j = model::prediction_json(r.prediction, *r.geometry, r.roofline, r.seed);
@@ -303,7 +271,7 @@ int predict_command(const PredictOptions& o) {
   }
 
   std::printf("%s (%s), B=%lld N=%lld d=%d %s, precision %s, coefficients: %s\n", gpu.name.c_str(), gpu.file.c_str(),
-              w.B, w.N, w.d, w.causal ? "causal" : "non-causal", o.precision.c_str(),
+              w.B, w.N, w.d, w.causal ? "causal" : "non-causal", o.filter.precision.c_str(),
               coefficients_source(o, profile, gpu).c_str());
   if (rows.empty()) {
     std::printf("no config can run this workload on %s\n", gpu.name.c_str());
@@ -331,27 +299,18 @@ void register_predict(CLI::App& app) {
   auto* spec = cmd->add_option("--spec", opts->spec_file, "GPU spec file (JSON, configs/gpus schema)");
   gpu->excludes(spec);
   spec->excludes(gpu);
-  cmd->add_option("--B", opts->B, "batch x heads")->required();
-  cmd->add_option("--N", opts->N, "sequence length")->required();
-  cmd->add_option("--d", opts->d, "head dimension")->required();
-  cmd->add_flag("--causal", opts->causal, "causal mask");
-  opts->scale_opt = cmd->add_option("--scale", opts->scale, "softmax scale (default 1/sqrt(d))");
-  cmd->add_option("--variant", opts->variant, known_variants());
-  opts->Br_opt = cmd->add_option("--Br", opts->Br, "query rows per block");
-  opts->Bc_opt = cmd->add_option("--Bc", opts->Bc, "key/value rows per iteration");
-  cmd->add_option("--layout", opts->layout, "plain, padded, swizzled (default plain)");
-  cmd->add_flag("--all", opts->all, "rank every compiled config of this d (the config options filter)");
-  cmd->add_option("--precision", opts->precision,
-                  "fp32 (default: fp32-accurate configs only) or tf32 (admits mma_1xtf32, rel L2 up to 1e-2)");
+  add_workload_options(cmd, opts->workload, {/*dims_required=*/true, /*scale=*/true, /*memory_layout=*/false});
+  add_config_filter_options(cmd, opts->filter, "--all and the named config");
+  cmd->add_flag("--all", opts->all, "Rank every compiled config of this d (the config options filter)");
   auto* profile = cmd->add_option("--profile", opts->profile_file,
-                                   "profile JSON with fitted \"coefficients\" (and kernel registers); default: the "
+                                   "Profile JSON with fitted \"coefficients\" (and kernel registers); default: the "
                                    "GPU's shipped profiles/<spec>.json when it holds fitted coefficients");
   auto* spec_only = cmd->add_flag("--spec-only", opts->spec_only,
-                                  "the spec sheet alone: default coefficients, no profile (not even the shipped one)");
+                                  "The spec sheet alone: default coefficients, no profile (not even the shipped one)");
   profile->excludes(spec_only);
   spec_only->excludes(profile);
-  cmd->add_flag("--json", opts->json, "JSON output");
-  cmd->add_flag("--verbose", opts->verbose, "list the configs refused on this GPU with the reason");
+  cmd->add_flag("--json", opts->json, "Print JSON");
+  cmd->add_flag("--verbose", opts->verbose, "List the configs refused on this GPU with the reason");
   cmd->callback([opts, gpu, spec]() {
     set_action([opts, gpu, spec]() {
       if (gpu->count() == 0 && spec->count() == 0) {

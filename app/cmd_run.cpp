@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_options.h"
 #include "commands.h"
 #include "dispatch/dispatcher.h"
 #include "exit_codes.h"
@@ -34,15 +35,9 @@ namespace {
 using nlohmann::json;
 
 struct RunOptions {
-  long long B = 0, N = 0;
-  int d = 0;
-  bool causal = false;
-  float scale = 0;
-  std::string variant, layout;
-  std::string qkv_layout = "bnd";  // --qkv-layout: the operands' memory layout (bnd, bhnd, bnhd)
-  long long heads = 1;             // --heads: B = batch x heads for bhnd and bnhd
-  std::string precision = "fp32";  // --precision: fp32 admits the fp32-accurate configs only, tf32 all
-  int Br = 0, Bc = 0;
+  WorkloadCliOptions workload;    // --B --N --d --causal --scale --qkv-layout --heads
+  ConfigFilterCliOptions filter;  // --variant --Br --Bc --layout --precision
+  SamplingCliOptions sampling;    // --time-cap ... --warmup-ms
   std::string q_path, k_path, v_path, out_path;
   std::uint64_t seed = 1;
   float range = 1.0f;
@@ -50,25 +45,10 @@ struct RunOptions {
   bool auto_config = false;  // --auto: the dispatcher picks the config
   std::string profile_path;  // --profile for --auto; default profiles/<gpu>.json when present
   bool spec_only = false;    // --spec-only for --auto: no profile, the model with default coefficients
-  double time_cap_s = 2.0, rel_stdev = 0.01;
-  int min_samples = 10, max_samples = 2000;
-  double warmup_ms = 50;
   int device = 0;
-  // Which options were given (CLI11 fills the values; these say whether the user set them).
-  CLI::Option *B_opt = nullptr, *N_opt = nullptr, *d_opt = nullptr, *scale_opt = nullptr;
-  CLI::Option *Br_opt = nullptr, *Bc_opt = nullptr;
 };
 
-bool given(const CLI::Option* o) { return o != nullptr && o->count() > 0; }
-
 // ---- validation (host only, no CUDA) -------------------------------------------------------
-
-// %g rather than std::to_string's fixed six decimals: "scale=-1", "time-cap=0.05".
-std::string number_text(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", x);
-  return buf;
-}
 
 void require_at_least_one(const char* what, long long value) {
   if (value < 1) throw UsageError(std::string(what) + "=" + std::to_string(value) + ": must be >= 1");
@@ -83,24 +63,21 @@ struct ResolvedInputs {
 ResolvedInputs resolve_inputs(const RunOptions& o) {
   ResolvedInputs r;
   Workload& w = r.workload;
-  w.causal = o.causal;
-  if (given(o.scale_opt)) {
-    if (!(o.scale > 0.0f) || !std::isfinite(o.scale))
-      throw UsageError("scale=" + number_text(o.scale) + ": must be a positive finite number");
-    w.scale = o.scale;
-  }
+  const WorkloadCliOptions& wo = o.workload;
+  w.causal = wo.causal;
+  if (const std::optional<float> scale = scale_of(wo)) w.scale = *scale;
   const int files = int(!o.q_path.empty()) + int(!o.k_path.empty()) + int(!o.v_path.empty());
   if (files > 0 && files < 3) {
     const char* missing = o.q_path.empty() ? "--q" : o.k_path.empty() ? "--k" : "--v";
     throw UsageError(std::string("--q, --k and --v go together (missing ") + missing + ")");
   }
   if (files == 0) {
-    if (!given(o.B_opt)) throw UsageError("missing --B (or give --q/--k/--v)");
-    if (!given(o.N_opt)) throw UsageError("missing --N (or give --q/--k/--v)");
-    if (!given(o.d_opt)) throw UsageError("missing --d (or give --q/--k/--v)");
-    w.B = o.B;
-    w.N = o.N;
-    w.d = o.d;
+    if (!wo.B) throw UsageError("missing --B (or give --q/--k/--v)");
+    if (!wo.N) throw UsageError("missing --N (or give --q/--k/--v)");
+    if (!wo.d) throw UsageError("missing --d (or give --q/--k/--v)");
+    w.B = *wo.B;
+    w.N = *wo.N;
+    w.d = *wo.d;
   } else {
     // Dimensions not given come from q.npy's header; all three files must then match them.
     const npy::Header h = npy::read_header(o.q_path);
@@ -111,9 +88,9 @@ ResolvedInputs resolve_inputs(const RunOptions& o) {
       if (dim > static_cast<std::size_t>(INT_MAX))
         throw UsageError(o.q_path + ": shape " + npy::shape_string(h.shape) + " has a dimension above " +
                          std::to_string(INT_MAX));
-    w.B = given(o.B_opt) ? o.B : static_cast<long long>(h.shape[0]);
-    w.N = given(o.N_opt) ? o.N : static_cast<long long>(h.shape[1]);
-    w.d = given(o.d_opt) ? o.d : static_cast<int>(h.shape[2]);
+    w.B = wo.B.value_or(static_cast<long long>(h.shape[0]));
+    w.N = wo.N.value_or(static_cast<long long>(h.shape[1]));
+    w.d = wo.d.value_or(static_cast<int>(h.shape[2]));
   }
   require_at_least_one("B", w.B);
   require_at_least_one("N", w.N);
@@ -128,33 +105,13 @@ ResolvedInputs resolve_inputs(const RunOptions& o) {
   return r;
 }
 
-ConfigRequest config_request(const RunOptions& o) {
-  ConfigRequest r;
-  if (!o.variant.empty()) r.variant = parse_variant_or_throw(o.variant);
-  if (!o.layout.empty()) r.layout = parse_layout_or_throw(o.layout);
-  r.precision = parse_precision_or_throw(o.precision);
-  if (r.variant) require_precision(*r.variant, r.precision);
-  if (given(o.Br_opt)) r.Br = o.Br;
-  if (given(o.Bc_opt)) r.Bc = o.Bc;
-  return r;
-}
-
 void validate_run_options(const RunOptions& o) {
   if (!(o.range > 0.0f) || !std::isfinite(o.range))
     throw UsageError("range=" + number_text(o.range) + ": must be a positive finite number");
-  if (!(o.time_cap_s > 0)) throw UsageError("time-cap=" + number_text(o.time_cap_s) + ": must be > 0");
-  if (!(o.rel_stdev > 0)) throw UsageError("rel-stdev=" + number_text(o.rel_stdev) + ": must be > 0");
-  if (o.min_samples < 1) throw UsageError("min-samples=" + std::to_string(o.min_samples) + ": must be >= 1");
-  if (o.max_samples < o.min_samples)
-    throw UsageError("max-samples=" + std::to_string(o.max_samples) + ": must be >= min-samples (" +
-                     std::to_string(o.min_samples) + ")");
+  validate_sampling(o.sampling);
   if (o.all_configs && !o.out_path.empty()) throw UsageError("--out needs a single config, not --all-configs");
   if (o.device < 0) throw UsageError("device=" + std::to_string(o.device) + ": must be >= 0");
-  const std::optional<TensorLayout> qkv = parse_tensor_layout(o.qkv_layout);
-  if (!qkv) throw UsageError("qkv-layout=" + o.qkv_layout + ": must be one of bnd, bhnd, bnhd");
-  if (o.heads < 1) throw UsageError("heads=" + std::to_string(o.heads) + ": must be >= 1");
-  if (*qkv == TensorLayout::Bnd && o.heads != 1) throw UsageError("--heads goes with --qkv-layout bhnd or bnhd");
-  if (!(o.warmup_ms >= 0)) throw UsageError("warmup-ms=" + number_text(o.warmup_ms) + ": must be >= 0");
+  memory_layout_of(o.workload);
   // --out is checked before the GPU runs anything: its folder must exist, and it must not be an input.
   if (!o.out_path.empty()) {
     namespace fs = std::filesystem;
@@ -170,8 +127,9 @@ void validate_run_options(const RunOptions& o) {
     }
   }
   if (o.auto_config) {
-    const char* pinned = !o.variant.empty() ? "--variant" : given(o.Br_opt) ? "--Br" : given(o.Bc_opt) ? "--Bc"
-                         : !o.layout.empty() ? "--layout" : o.all_configs ? "--all-configs" : nullptr;
+    const ConfigFilterCliOptions& f = o.filter;
+    const char* pinned = !f.variant.empty() ? "--variant" : f.Br ? "--Br" : f.Bc ? "--Bc"
+                         : !f.layout.empty() ? "--layout" : o.all_configs ? "--all-configs" : nullptr;
     if (pinned) throw UsageError(std::string("--auto picks the config itself; drop ") + pinned);
     if (o.spec_only && !o.profile_path.empty()) throw UsageError("--spec-only and --profile exclude each other");
   } else if (!o.profile_path.empty()) {
@@ -224,16 +182,6 @@ void print_choice(const AutoChoice& a) {
 }
 
 // ---- one config on the GPU ---------------------------------------------------------------
-
-HarnessOptions harness_options(const RunOptions& o) {
-  HarnessOptions h;
-  h.rule.time_cap_s = o.time_cap_s;
-  h.rule.target_rel_stdev = o.rel_stdev;
-  h.rule.min_samples = o.min_samples;
-  h.rule.max_samples = o.max_samples;
-  h.warmup_min_ms = o.warmup_ms;
-  return h;
-}
 
 PairOptions pair_options(const RunOptions& o) {
   PairOptions p;
@@ -339,10 +287,11 @@ int run_command(const RunOptions& o) {
   ConfigRequest request;
   try {
     validate_run_options(o);
-    request = config_request(o);
+    request = config_request_of(o.filter);
     in = resolve_inputs(o);
-    if (in.workload.B % o.heads != 0)
-      throw UsageError("heads=" + std::to_string(o.heads) + " does not divide B=" + std::to_string(in.workload.B));
+    if (in.workload.B % o.workload.heads != 0)
+      throw UsageError("heads=" + std::to_string(o.workload.heads) + " does not divide B=" +
+                       std::to_string(in.workload.B));
     if (o.auto_config) {
       if (!o.profile_path.empty()) profile = load_dispatch_profile(o.profile_path);
     } else {
@@ -381,7 +330,7 @@ int run_command(const RunOptions& o) {
                                                      workload_line(w) + ": " + s.reason};
   }
 
-  PairMeasurement s(o.device, limits, harness_options(o));
+  PairMeasurement s(o.device, limits, harness_options_of(o.sampling));
   if (in.from_files()) {
     s.use_host_inputs(w, in.q, in.k, in.v);
     // The host copies are not needed any more; large inputs would otherwise be held twice.
@@ -391,7 +340,7 @@ int run_command(const RunOptions& o) {
   } else {
     s.use_random_inputs(w, o.range, o.seed);
   }
-  s.use_layout(*parse_tensor_layout(o.qkv_layout), o.heads);
+  s.use_layout(memory_layout_of(o.workload), o.workload.heads);
 
   std::vector<PairResult> results;
   std::vector<float> out_host;
@@ -422,16 +371,16 @@ int run_command(const RunOptions& o) {
                   {"l2_bytes", limits.l2_bytes}}},
                 {"workload",
                  {{"B", w.B}, {"N", w.N}, {"d", w.d}, {"causal", w.causal}, {"scale", w.effective_scale()},
-                  {"nominal_flops", w.nominal_flops()}, {"qkv_layout", o.qkv_layout}, {"heads", o.heads}}},
+                  {"nominal_flops", w.nominal_flops()}, {"qkv_layout", o.workload.qkv_layout}, {"heads", o.workload.heads}}},
                 {"precision", precision_name(request.precision)},
                 {"inputs", !o.q_path.empty()
                                ? json{{"source", "npy"}, {"q", o.q_path}, {"k", o.k_path}, {"v", o.v_path}}
                                : json{{"source", "random"}, {"seed", o.seed}, {"range", o.range}}},
                 {"timing_rule",
-                 {{"min_samples", o.min_samples},
-                  {"max_samples", o.max_samples},
-                  {"target_rel_stdev", o.rel_stdev},
-                  {"time_cap_s", o.time_cap_s},
+                 {{"min_samples", o.sampling.min_samples},
+                  {"max_samples", o.sampling.max_samples},
+                  {"target_rel_stdev", o.sampling.rel_stdev},
+                  {"time_cap_s", o.sampling.time_cap_s},
                   {"clock_drop_fraction", StoppingRule{}.clock_drop_fraction}}},
                 {"results", json::array()}};
     for (const PairResult& r : results) doc["results"].push_back(result_json(r));
@@ -461,22 +410,8 @@ int run_command(const RunOptions& o) {
 void register_run(CLI::App& app) {
   auto o = std::make_shared<RunOptions>();
   CLI::App* sub = app.add_subcommand("run", "Run (check, time) one kernel config on one workload");
-  o->B_opt = sub->add_option("--B", o->B, "Batch x heads");
-  o->N_opt = sub->add_option("--N", o->N, "Sequence length");
-  o->d_opt = sub->add_option("--d", o->d, "Head dimension");
-  sub->add_flag("--causal", o->causal, "Causal mask");
-  o->scale_opt = sub->add_option("--scale", o->scale, "Softmax scale (default 1/sqrt(d))");
-  sub->add_option("--variant", o->variant, "Kernel variant (" + known_variants() + ")");
-  o->Br_opt = sub->add_option("--Br", o->Br, "Query rows per block");
-  o->Bc_opt = sub->add_option("--Bc", o->Bc, "Key/value rows per iteration");
-  sub->add_option("--layout", o->layout, "Shared-memory layout (plain, padded, swizzled)");
-  sub->add_option("--qkv-layout", o->qkv_layout,
-                  "Memory layout of Q, K, V and O: bnd ([B, N, d], default), bhnd ([batch, heads, N, d]) or bnhd "
-                  "([batch, N, heads, d], a fused projection's view); the inputs are copied into it before timing");
-  sub->add_option("--heads", o->heads, "Heads per batch entry for bhnd and bnhd (B = batch x heads; default 1)");
-  sub->add_option("--precision", o->precision,
-                  "Accuracy asked for: fp32 (default: fp32-accurate configs only, SIMT and mma_3xtf32) or tf32 "
-                  "(also mma_1xtf32, rel L2 up to 1e-2); filters --all-configs and --auto");
+  add_workload_options(sub, o->workload, {/*dims_required=*/false, /*scale=*/true, /*memory_layout=*/true});
+  add_config_filter_options(sub, o->filter, "--all-configs and --auto");
   sub->add_flag("--all-configs", o->all_configs, "Run every compiled config of the workload's d (filtered by the above)");
   sub->add_flag("--auto", o->auto_config,
                 "Let the dispatcher pick the config: the profile's measured best, else the model's rank 1");
@@ -494,11 +429,7 @@ void register_run(CLI::App& app) {
   sub->add_flag("--check", o->check,
                 "Compare every element with the double reference (exit 1 above rel L2 1e-4; 1e-2 for mma_1xtf32)");
   sub->add_flag("--no-time", o->no_time, "Skip timing");
-  sub->add_option("--time-cap", o->time_cap_s, "Sampling time cap per config, seconds (default 2)");
-  sub->add_option("--rel-stdev", o->rel_stdev, "Stop sampling below this relative stdev (default 0.01)");
-  sub->add_option("--min-samples", o->min_samples, "Minimum kept samples (default 10)");
-  sub->add_option("--max-samples", o->max_samples, "Maximum samples (default 2000)");
-  sub->add_option("--warmup-ms", o->warmup_ms, "Warm-up time before sampling, ms (default 50)");
+  add_sampling_options(sub, o->sampling);
   sub->add_option("--device", o->device, "CUDA device index (default 0)");
   sub->add_flag("--json", o->json, "Print JSON");
   sub->callback([o] {

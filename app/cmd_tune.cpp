@@ -21,6 +21,7 @@
 #include <memory>
 #include <string>
 
+#include "cli_options.h"
 #include "commands.h"
 #include "exit_codes.h"
 #include "plan_options.h"
@@ -33,14 +34,21 @@ using nlohmann::ordered_json;
 
 constexpr int kExitInterrupted = 130;  // 128 + SIGINT, what shells report for Ctrl-C
 
+// A tune samples every pair of a plan: shorter than run's one config.
+SamplingCliOptions tune_sampling() {
+  SamplingCliOptions s;
+  s.time_cap_s = 0.5;
+  s.max_samples = 200;
+  return s;
+}
+
 struct TuneOptions {
   PlanCliOptions plan;
   std::string profile;
   int device = 0;
   std::string devices;
   bool no_counters = false;
-  double time_cap_s = 0.5, rel_stdev = 0.01, warmup_ms = 50;
-  int min_samples = 10, max_samples = 200;
+  SamplingCliOptions sampling = tune_sampling();
   std::uint64_t seed = 1;
   bool json = false;
   std::string shard;              // "I/N": measure shard I of N (tune_shard.h)
@@ -51,12 +59,6 @@ struct TuneOptions {
 };
 
 bool given(const CLI::Option* o) { return o != nullptr && o->count() > 0; }
-
-std::string number_text(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", x);
-  return buf;
-}
 
 // ---- signals: the first SIGINT/SIGTERM asks the runner to stop after the current pair; the
 // handler is reset by SA_RESETHAND, so a second one ends the process at once (the profile on disk
@@ -85,11 +87,11 @@ void install_stop_handlers() {
 // ---- input (no CUDA) ------------------------------------------------------------------------
 
 void validate_options(const TuneOptions& o) {
-  if (!(o.time_cap_s > 0)) throw CommandError{kExitUsage, "time-cap=" + number_text(o.time_cap_s) + ": must be > 0"};
-  if (!(o.rel_stdev > 0)) throw CommandError{kExitUsage, "rel-stdev=" + number_text(o.rel_stdev) + ": must be > 0"};
-  if (o.min_samples < 1) throw CommandError{kExitUsage, "min-samples=" + std::to_string(o.min_samples) + ": must be >= 1"};
-  if (o.max_samples < o.min_samples)
-    throw CommandError{kExitUsage, "max-samples=" + std::to_string(o.max_samples) + ": must be >= min-samples"};
+  try {
+    validate_sampling(o.sampling);
+  } catch (const UsageError& e) {
+    throw CommandError{kExitUsage, e.what()};
+  }
   if (!o.devices.empty() && o.devices != "all")
     throw CommandError{kExitUsage, "devices=" + o.devices + ": only 'all' is supported (or --device N for one GPU)"};
   if (!o.devices.empty() && given(o.device_opt))
@@ -114,22 +116,12 @@ Shard shard_of_options(const TuneOptions& o) {
 
 // ---- the request and its report -----------------------------------------------------------
 
-HarnessOptions harness_options(const TuneOptions& o) {
-  HarnessOptions h;
-  h.rule.time_cap_s = o.time_cap_s;
-  h.rule.target_rel_stdev = o.rel_stdev;
-  h.rule.min_samples = o.min_samples;
-  h.rule.max_samples = o.max_samples;
-  h.warmup_min_ms = o.warmup_ms;
-  return h;
-}
-
 TuneRequest request_of(const TuneOptions& o) {
   TuneRequest r;
   r.shard = shard_of_options(o);
   r.workloads = workloads_of(o.plan);
   r.strategy = parse_strategy(o.plan.strategy);
-  r.top_k = o.plan.top_k;
+  r.top_k = o.plan.top_k.value_or(0);
   r.precision = precision_of(o.plan);
   r.profile_path = o.profile;
   r.device = o.device;
@@ -137,7 +129,7 @@ TuneRequest request_of(const TuneOptions& o) {
   r.backend = o.backend == "fake" ? TuneBackendKind::Fake : TuneBackendKind::Cuda;
   r.fake_delay_ms = o.fake_delay_ms;
   r.counters = !o.no_counters;
-  r.harness = harness_options(o);
+  r.harness = harness_options_of(o.sampling);
   r.seed = o.seed;
   r.wait_lock_s = o.wait_lock_s;
   r.stop = &stop_flag();
@@ -244,11 +236,7 @@ void register_tune(CLI::App& app) {
                   "I/N: measure part I (0-based) of N of the plan, balanced by predicted time, into this profile; "
                   "join the parts with flashtune merge");
   sub->add_flag("--no-counters", o->no_counters, "Skip the CUPTI counter passes");
-  sub->add_option("--time-cap", o->time_cap_s, "Sampling time cap per config, seconds (default 0.5)");
-  sub->add_option("--rel-stdev", o->rel_stdev, "Stop sampling below this relative stdev (default 0.01)");
-  sub->add_option("--min-samples", o->min_samples, "Minimum kept samples (default 10)");
-  sub->add_option("--max-samples", o->max_samples, "Maximum samples per config (default 200)");
-  sub->add_option("--warmup-ms", o->warmup_ms, "Warm-up per config, ms (default 50)");
+  add_sampling_options(sub, o->sampling);
   sub->add_option("--seed", o->seed, "Seed of the random inputs (mixed with each workload's name)");
   sub->add_option("--wait-lock", o->wait_lock_s,
                   "Seconds to wait while another process writes the profile (default 0: refuse at once)");

@@ -9,27 +9,19 @@
 #include "model/workload_limits.h"
 
 namespace flashtune::app {
-namespace {
-
-bool given(const CLI::Option* o) { return o != nullptr && o->count() > 0; }
-
-}  // namespace
-
 void add_plan_options(CLI::App* sub, PlanCliOptions& o) {
   sub->add_option("--workloads", o.workload_files, "Workload files (configs/workloads/*.json)");
-  o.B_opt = sub->add_option("--B", o.B, "A command-line workload: batch x heads");
-  o.N_opt = sub->add_option("--N", o.N, "... sequence length");
-  o.d_opt = sub->add_option("--d", o.d, "... head dimension");
-  sub->add_flag("--causal", o.causal, "... causal");
-  sub->add_option("--name", o.name, "... its name in the profile (default b<B>_n<N>_d<d>[_causal])");
+  add_workload_options(sub, o.workload, {});
+  sub->add_option("--name", o.name,
+                  "Name of the --B, --N, --d workload in the profile (default b<B>_n<N>_d<d>[_causal])");
   sub->add_option("--strategy", o.strategy, "exhaustive (default) or model (with --top-k)");
-  sub->add_option("--precision", o.precision,
-                  "fp32 (default: plan the fp32-accurate configs only, SIMT and mma_3xtf32) or tf32 (mma_1xtf32 too)");
-  o.top_k_opt = sub->add_option("--top-k", o.top_k, "Model strategy: measure the K best-predicted configs");
+  add_precision_option(sub, o.precision, "the planned configs");
+  sub->add_option("--top-k", o.top_k, "Model strategy: measure the K best-predicted configs");
 }
 
 bool plan_requested(const PlanCliOptions& o) {
-  return !o.workload_files.empty() || given(o.B_opt) || given(o.N_opt) || given(o.d_opt) || !o.name.empty();
+  const WorkloadCliOptions& w = o.workload;
+  return !o.workload_files.empty() || w.B || w.N || w.d || !o.name.empty();
 }
 
 Precision precision_of(const PlanCliOptions& o) {
@@ -47,12 +39,10 @@ void validate_plan_options(const PlanCliOptions& o) {
   } catch (const PlanError& e) {
     throw CommandError{kExitUsage, e.what()};
   }
-  if (s == TuneStrategy::Model && !given(o.top_k_opt))
-    throw CommandError{kExitUsage, "--strategy model needs --top-k K"};
-  if (s == TuneStrategy::Exhaustive && given(o.top_k_opt))
-    throw CommandError{kExitUsage, "--top-k goes with --strategy model"};
-  if (given(o.top_k_opt) && o.top_k < 1)
-    throw CommandError{kExitUsage, "top-k=" + std::to_string(o.top_k) + ": must be >= 1"};
+  if (s == TuneStrategy::Model && !o.top_k) throw CommandError{kExitUsage, "--strategy model needs --top-k K"};
+  if (s == TuneStrategy::Exhaustive && o.top_k) throw CommandError{kExitUsage, "--top-k goes with --strategy model"};
+  if (o.top_k && *o.top_k < 1)
+    throw CommandError{kExitUsage, "top-k=" + std::to_string(*o.top_k) + ": must be >= 1"};
   precision_of(o);
 }
 
@@ -66,19 +56,18 @@ std::vector<NamedWorkload> workloads_of(const PlanCliOptions& o) {
       throw CommandError{kExitUsage, e.what()};
     }
   }
-  const bool any_dim = given(o.B_opt) || given(o.N_opt) || given(o.d_opt);
-  if (any_dim) {
-    if (!given(o.B_opt) || !given(o.N_opt) || !given(o.d_opt))
-      throw CommandError{kExitUsage, "a command-line workload needs --B, --N and --d together"};
-    if (o.B < 1) throw CommandError{kExitUsage, "B=" + std::to_string(o.B) + ": must be >= 1"};
-    if (o.N < 1) throw CommandError{kExitUsage, "N=" + std::to_string(o.N) + ": must be >= 1"};
-    if (o.d < 1) throw CommandError{kExitUsage, "d=" + std::to_string(o.d) + ": must be >= 1"};
+  const WorkloadCliOptions& w = o.workload;
+  if (w.B || w.N || w.d) {
+    if (!w.B || !w.N || !w.d) throw CommandError{kExitUsage, "a command-line workload needs --B, --N and --d together"};
+    if (*w.B < 1) throw CommandError{kExitUsage, "B=" + std::to_string(*w.B) + ": must be >= 1"};
+    if (*w.N < 1) throw CommandError{kExitUsage, "N=" + std::to_string(*w.N) + ": must be >= 1"};
+    if (*w.d < 1) throw CommandError{kExitUsage, "d=" + std::to_string(*w.d) + ": must be >= 1"};
     WorkloadSet cli;
     NamedWorkload nw;
-    nw.workload.B = o.B;
-    nw.workload.N = o.N;
-    nw.workload.d = o.d;
-    nw.workload.causal = o.causal;
+    nw.workload.B = *w.B;
+    nw.workload.N = *w.N;
+    nw.workload.d = *w.d;
+    nw.workload.causal = w.causal;
     if (const auto why = model::workload_limit_error(nw.workload)) throw CommandError{kExitUsage, *why};
     nw.name = o.name.empty() ? default_workload_name(nw.workload) : o.name;
     cli.workloads.push_back(nw);
@@ -98,7 +87,7 @@ TunePlan plan_of(const PlanCliOptions& o, const std::vector<NamedWorkload>& work
                  const model::ModelProfile& ranking) {
   PlanOptions po;
   po.strategy = parse_strategy(o.strategy);
-  po.top_k = o.top_k;
+  po.top_k = o.top_k.value_or(0);
   po.precision = precision_of(o);
   po.gpu = spec;
   po.profile = ranking;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_options.h"
 #include "kernels/traits/variants.h"
 #include "model/gpu_spec.h"
 #include "model/profile.h"
@@ -16,21 +17,17 @@
 
 namespace CLI {
 class App;
-class Option;
 }  // namespace CLI
 
 namespace flashtune::app {
 
 struct PlanCliOptions {
   std::vector<std::string> workload_files;
-  long long B = 0, N = 0;
-  int d = 0;
-  bool causal = false;
+  WorkloadCliOptions workload;  // --B --N --d --causal: one workload from the command line
   std::string name;
   std::string strategy = "exhaustive";
   std::string precision = "fp32";  // fp32 plans the fp32-accurate configs only, tf32 all
-  int top_k = 0;
-  CLI::Option *B_opt = nullptr, *N_opt = nullptr, *d_opt = nullptr, *top_k_opt = nullptr;
+  std::optional<int> top_k;
 };
 
 // Registers the options on `sub`.

@@ -1,0 +1,114 @@
+#include "cli_options.h"
+
+#include <CLI/CLI.hpp>
+
+#include <cmath>
+#include <cstdio>
+
+#include "tuner/timing_harness.h"
+
+namespace flashtune::app {
+
+std::string number_text(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", x);
+  return buf;
+}
+
+// ---- workload -------------------------------------------------------------------------------
+
+void add_workload_options(CLI::App* cmd, WorkloadCliOptions& o, WorkloadOptionSet which) {
+  CLI::Option* dims[] = {cmd->add_option("--B", o.B, "Batch x heads (the B of Q, K and V as [B, N, d])"),
+                         cmd->add_option("--N", o.N, "Sequence length"),
+                         cmd->add_option("--d", o.d, "Head dimension")};
+  if (which.dims_required)
+    for (CLI::Option* opt : dims) opt->required();
+  cmd->add_flag("--causal", o.causal, "Causal mask");
+  if (which.scale) cmd->add_option("--scale", o.scale, "Softmax scale (default 1/sqrt(d))");
+  if (which.memory_layout) {
+    cmd->add_option("--qkv-layout", o.qkv_layout,
+                    "Memory layout of Q, K, V and O: bnd ([B, N, d], default), bhnd ([batch, heads, N, d]) or bnhd "
+                    "([batch, N, heads, d], a fused projection's view); the inputs are copied into it before timing");
+    cmd->add_option("--heads", o.heads, "Heads per batch entry for bhnd and bnhd (B = batch x heads; default 1)");
+  }
+}
+
+std::optional<float> scale_of(const WorkloadCliOptions& o) {
+  if (o.scale && (!(*o.scale > 0.0f) || !std::isfinite(*o.scale)))
+    throw UsageError("scale=" + number_text(*o.scale) + ": must be a positive finite number");
+  return o.scale;
+}
+
+TensorLayout memory_layout_of(const WorkloadCliOptions& o) {
+  const std::optional<TensorLayout> qkv = parse_tensor_layout(o.qkv_layout);
+  if (!qkv) throw UsageError("qkv-layout=" + o.qkv_layout + ": must be one of bnd, bhnd, bnhd");
+  if (o.heads < 1) throw UsageError("heads=" + std::to_string(o.heads) + ": must be >= 1");
+  if (*qkv == TensorLayout::Bnd && o.heads != 1) throw UsageError("--heads goes with --qkv-layout bhnd or bnhd");
+  return *qkv;
+}
+
+// ---- config filter --------------------------------------------------------------------------
+
+void add_precision_option(CLI::App* cmd, std::string& precision, const std::string& what_it_filters) {
+  cmd->add_option("--precision", precision,
+                  "Accuracy asked for: fp32 (default: the fp32-accurate configs only, SIMT and mma_3xtf32) or tf32 "
+                  "(mma_1xtf32 too, rel L2 up to 1e-2); filters " + what_it_filters);
+}
+
+void add_config_filter_options(CLI::App* cmd, ConfigFilterCliOptions& o, const std::string& what_all_means) {
+  std::string layouts;
+  for (Layout l : kAllLayouts) layouts += (layouts.empty() ? "" : ", ") + std::string(layout_name(l));
+  cmd->add_option("--variant", o.variant, "Kernel variant (" + known_variants() + ")");
+  cmd->add_option("--Br", o.Br, "Query rows per block");
+  cmd->add_option("--Bc", o.Bc, "Key/value rows per iteration");
+  cmd->add_option("--layout", o.layout, "Shared-memory layout (" + layouts + ")");
+  add_precision_option(cmd, o.precision, what_all_means);
+}
+
+ConfigRequest config_request_of(const ConfigFilterCliOptions& o) {
+  ConfigRequest r;
+  if (!o.variant.empty()) r.variant = parse_variant_or_throw(o.variant);
+  if (!o.layout.empty()) r.layout = parse_layout_or_throw(o.layout);
+  r.precision = parse_precision_or_throw(o.precision);
+  if (r.variant) require_precision(*r.variant, r.precision);
+  r.Br = o.Br;
+  r.Bc = o.Bc;
+  return r;
+}
+
+// ---- sampling -------------------------------------------------------------------------------
+
+void add_sampling_options(CLI::App* cmd, SamplingCliOptions& o) {
+  cmd->add_option("--time-cap", o.time_cap_s,
+                  "Sampling time cap per config, seconds (default " + number_text(o.time_cap_s) + ")");
+  cmd->add_option("--rel-stdev", o.rel_stdev,
+                  "Stop sampling below this relative stdev (default " + number_text(o.rel_stdev) + ")");
+  cmd->add_option("--min-samples", o.min_samples,
+                  "Minimum kept samples per config (default " + std::to_string(o.min_samples) + ")");
+  cmd->add_option("--max-samples", o.max_samples,
+                  "Maximum samples per config (default " + std::to_string(o.max_samples) + ")");
+  cmd->add_option("--warmup-ms", o.warmup_ms,
+                  "Warm-up per config before sampling, ms (default " + number_text(o.warmup_ms) + ")");
+}
+
+void validate_sampling(const SamplingCliOptions& o) {
+  if (!(o.time_cap_s > 0)) throw UsageError("time-cap=" + number_text(o.time_cap_s) + ": must be > 0");
+  if (!(o.rel_stdev > 0)) throw UsageError("rel-stdev=" + number_text(o.rel_stdev) + ": must be > 0");
+  if (o.min_samples < 1) throw UsageError("min-samples=" + std::to_string(o.min_samples) + ": must be >= 1");
+  if (o.max_samples < o.min_samples)
+    throw UsageError("max-samples=" + std::to_string(o.max_samples) + ": must be >= min-samples (" +
+                     std::to_string(o.min_samples) + ")");
+  if (!(o.warmup_ms >= 0)) throw UsageError("warmup-ms=" + number_text(o.warmup_ms) + ": must be >= 0");
+}
+
+HarnessOptions harness_options_of(const SamplingCliOptions& o) {
+  HarnessOptions h;
+  h.rule.time_cap_s = o.time_cap_s;
+  h.rule.target_rel_stdev = o.rel_stdev;
+  h.rule.min_samples = o.min_samples;
+  h.rule.max_samples = o.max_samples;
+  h.warmup_min_ms = o.warmup_ms;
+  return h;
+}
+
+}  // namespace flashtune::app
