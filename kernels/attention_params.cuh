@@ -65,8 +65,12 @@ struct Entry {
 };
 
 __device__ __forceinline__ Entry entry_of(const AttentionParams& p, long long entry) {
-  // entry < 2^31 (the grid's limit), so a 32-bit division (see block_coords).
+  // entry < 2^31 (the grid's limit), so a 32-bit division (see block_coords). Packed [B, N, d]
+  // operands (one head per entry) skip it: the division by a run-time value is six XU
+  // instructions per thread (I2F, MUFU.RCP, F2I, twice with late_entry), which the model's counts
+  // and the profiles' counters leave out.
   const unsigned e = static_cast<unsigned>(entry), heads = static_cast<unsigned>(p.heads);
+  if (heads == 1) return {e, 0};
   const unsigned b = e / heads;
   return {b, e - b * heads};
 }
