@@ -1,5 +1,6 @@
 // The generic KernelInstance: one per compiled (variant, d, Br, Bc, layout), its description and
-// launch geometry read from the variant's traits Tile, its kernel passed in by the instance file.
+// launch geometry read from the variant's traits Tile, its kernel named by the instance file; and
+// InstanceFile<V, D>::add, which the instance files instantiate.
 #pragma once
 
 #include <climits>
@@ -10,8 +11,10 @@
 #include <vector>
 
 #include "kernels/attention_params.cuh"
+#include "kernels/instances/instances.h"
 #include "kernels/registry.h"
 #include "kernels/support_checks.h"
+#include "kernels/traits/variants.h"
 
 namespace flashtune::kernels {
 
@@ -91,7 +94,7 @@ class TiledKernelInstance final : public KernelInstance {
 
 // Appends one instance per entry of Traits::kCompiled whose d is D, each instantiating the
 // kernel named by KernelOf<D, BR, BC, L>::fn. Only the entries for D are instantiated, so each
-// instances/<variant>_d<D>.cu compiles its own share.
+// instance file compiles its own share.
 template <class Traits, int D, template <int, int, int, Layout> class KernelOf, int CD, int CBR, int CBC, Layout CL>
 void add_if_d(std::vector<const KernelInstance*>& out) {
   if constexpr (CD == D) {
@@ -107,10 +110,16 @@ void add_compiled_impl(std::vector<const KernelInstance*>& out, std::index_seque
    ...);
 }
 
-template <class Traits, int D, template <int, int, int, Layout> class KernelOf>
-void add_compiled(std::vector<const KernelInstance*>& out) {
+// The kernel template of variant V as Of<D, BR, BC, L>::fn: specialized by the variant's
+// instance files (instances/instance.cu.in), the only place that names the kernel.
+template <Variant V>
+struct VariantKernel;
+
+template <Variant V, int D>
+void InstanceFile<V, D>::add(std::vector<const KernelInstance*>& out) {
+  using Traits = traits::TraitsOf<V>;
   constexpr std::size_t n = sizeof(Traits::kCompiled) / sizeof(Traits::kCompiled[0]);
-  add_compiled_impl<Traits, D, KernelOf>(out, std::make_index_sequence<n>{});
+  add_compiled_impl<Traits, D, VariantKernel<V>::template Of>(out, std::make_index_sequence<n>{});
 }
 
 }  // namespace flashtune::kernels

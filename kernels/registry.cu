@@ -1,40 +1,53 @@
-// The registry of compiled instantiations (gathered from kernels/instances/*.cu), the default
-// config heuristic, and the device limits query.
+// The registry of compiled instantiations (gathered at compile time from the instance files that
+// the traits' compiled lists fill), the default config heuristic, and the device limits query.
 #include "kernels/registry.h"
 
 #include <algorithm>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <utility>
 
 #include "kernels/instances/instances.h"
+#include "kernels/traits/variants.h"
 
 namespace flashtune {
 
 namespace {
 auto order_key(const TileConfig& c) { return std::make_tuple(int(c.variant), c.d, c.Br, c.Bc, int(c.layout)); }
+
+template <class Traits>
+constexpr bool compiles_d(int d) {
+  for (const TileConfig& c : Traits::kCompiled)
+    if (c.d == d) return true;
+  return false;
+}
+
+// The instance file of (Traits' variant, D) where its compiled list has an entry with that d. A
+// (variant, d) whose file kernels/CMakeLists.txt does not write fails the link, naming
+// InstanceFile<V, D>::add.
+template <class Traits, int D>
+void add_instance_file(std::vector<const KernelInstance*>& v) {
+  if constexpr (compiles_d<Traits>(D)) kernels::InstanceFile<Traits::kVariant, D>::add(v);
+}
+
+template <class Traits, std::size_t... J>
+void add_variant(std::vector<const KernelInstance*>& v, std::index_sequence<J...>) {
+  (add_instance_file<Traits, traits::kHeadDims[J]>(v), ...);
+}
+
+template <std::size_t... I>
+void add_all(std::vector<const KernelInstance*>& v, std::index_sequence<I...>) {
+  (add_variant<std::tuple_element_t<I, traits::AllTraits>>(v, std::make_index_sequence<std::size(traits::kHeadDims)>{}),
+   ...);
+}
 }  // namespace
 
 const std::vector<const KernelInstance*>& kernel_registry() {
   static const std::vector<const KernelInstance*> all = [] {
     std::vector<const KernelInstance*> v;
-    kernels::add_row_smem_d32(v);
-    kernels::add_row_smem_d64(v);
-    kernels::add_row_smem_d128(v);
-    kernels::add_row_reg_d32(v);
-    kernels::add_row_reg_d64(v);
-    kernels::add_warp_groups_d32(v);
-    kernels::add_warp_groups_d64(v);
-    kernels::add_warp_groups_d128(v);
-    kernels::add_regtile_2d_d32(v);
-    kernels::add_regtile_2d_d64(v);
-    kernels::add_regtile_2d_d128(v);
-    kernels::add_mma_3xtf32_d32(v);
-    kernels::add_mma_3xtf32_d64(v);
-    kernels::add_mma_3xtf32_d128(v);
-    kernels::add_mma_1xtf32_d32(v);
-    kernels::add_mma_1xtf32_d64(v);
-    kernels::add_mma_1xtf32_d128(v);
+    add_all(v, std::make_index_sequence<std::tuple_size_v<traits::AllTraits>>{});
     std::stable_sort(v.begin(), v.end(), [](const KernelInstance* a, const KernelInstance* b) {
       return order_key(a->config()) < order_key(b->config());
     });

@@ -1,5 +1,7 @@
-// One function per instance file (variant, d): appends that file's compiled instantiations.
-// Separate translation units so that the build compiles them in parallel.
+// The registry's view of the instance files: kernels/CMakeLists.txt writes one translation unit
+// per (variant, d) from instances/instance.cu.in (so that the build compiles them in parallel),
+// each an explicit instantiation of InstanceFile<V, D>. The registry calls add() for every
+// (variant, d) with an entry in the traits' compiled lists, chosen at compile time.
 #pragma once
 
 #include <vector>
@@ -8,22 +10,11 @@
 
 namespace flashtune::kernels {
 
-void add_row_smem_d32(std::vector<const KernelInstance*>& out);
-void add_row_smem_d64(std::vector<const KernelInstance*>& out);
-void add_row_smem_d128(std::vector<const KernelInstance*>& out);
-void add_row_reg_d32(std::vector<const KernelInstance*>& out);
-void add_row_reg_d64(std::vector<const KernelInstance*>& out);
-void add_warp_groups_d32(std::vector<const KernelInstance*>& out);
-void add_warp_groups_d64(std::vector<const KernelInstance*>& out);
-void add_warp_groups_d128(std::vector<const KernelInstance*>& out);
-void add_regtile_2d_d32(std::vector<const KernelInstance*>& out);
-void add_regtile_2d_d64(std::vector<const KernelInstance*>& out);
-void add_regtile_2d_d128(std::vector<const KernelInstance*>& out);
-void add_mma_3xtf32_d32(std::vector<const KernelInstance*>& out);
-void add_mma_3xtf32_d64(std::vector<const KernelInstance*>& out);
-void add_mma_3xtf32_d128(std::vector<const KernelInstance*>& out);
-void add_mma_1xtf32_d32(std::vector<const KernelInstance*>& out);
-void add_mma_1xtf32_d64(std::vector<const KernelInstance*>& out);
-void add_mma_1xtf32_d128(std::vector<const KernelInstance*>& out);
+template <Variant V, int D>
+struct InstanceFile {
+  // Appends one instance per entry of the variant's traits kCompiled whose d is D. Defined in
+  // kernels/kernel_instance.cuh, which only the instance files include.
+  static void add(std::vector<const KernelInstance*>& out);
+};
 
 }  // namespace flashtune::kernels

@@ -19,8 +19,8 @@ constexpr long long ceil_div_ll(long long a, long long b) { return (a + b - 1) /
 inline constexpr int kMaxSmemOptinBytes = 227 * 1024;
 
 constexpr bool is_tile_size(int x) { return x == 16 || x == 32 || x == 64 || x == 128; }
-// The head dimensions of the design space; kernels/CMakeLists.txt writes one instance file per
-// (variant, d) of them (FLASHTUNE_KERNEL_HEAD_DIMS, held to this list by kernels/registry.cu).
+// The head dimensions of the design space. kernels/CMakeLists.txt reads this line (keep it one
+// line) and writes one instance file per (variant, d) of them.
 inline constexpr int kHeadDims[] = {32, 64, 128};
 constexpr bool is_head_dim(int d) {
   for (int h : kHeadDims)

@@ -3,9 +3,12 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "kernel_geometry.h"
@@ -19,18 +22,37 @@
 namespace flashtune {
 
 namespace traits {
+// Every variant's traits struct, at the index of its Variant value (the order of kAllVariants):
+// the one list of variants that visit_variant and the kernel registry iterate.
+using AllTraits = std::tuple<RowSmem, RowReg, WarpGroups, RegTile2D, MmaTf32x3, MmaTf32x1>;
+
+template <Variant V>
+using TraitsOf = std::tuple_element_t<static_cast<std::size_t>(V), AllTraits>;
+
+namespace detail {
+template <std::size_t... I>
+constexpr bool traits_in_variant_order(std::index_sequence<I...>) {
+  return sizeof...(I) == std::size(kAllVariants) &&
+         ((static_cast<std::size_t>(kAllVariants[I]) == I && std::tuple_element_t<I, AllTraits>::kVariant == kAllVariants[I]) &&
+          ...);
+}
+
+template <class R, class F, std::size_t... I>
+R visit_at(Variant v, F& f, std::index_sequence<I...>) {
+  R r;
+  ((static_cast<std::size_t>(v) == I ? (r = f(std::tuple_element_t<I, AllTraits>{}), true) : false) || ...);
+  return r;
+}
+}  // namespace detail
+
+static_assert(detail::traits_in_variant_order(std::make_index_sequence<std::tuple_size_v<AllTraits>>{}),
+              "AllTraits lists one traits struct per Variant, in the order of kAllVariants");
+
 // Calls f(Traits{}) for the traits struct of variant v; nullopt for a value outside the enum.
 template <class F>
 auto visit_variant(Variant v, F&& f) -> std::optional<decltype(f(RowSmem{}))> {
-  switch (v) {
-    case Variant::RowSmem: return f(RowSmem{});
-    case Variant::RowReg: return f(RowReg{});
-    case Variant::WarpGroups: return f(WarpGroups{});
-    case Variant::RegTile2D: return f(RegTile2D{});
-    case Variant::MmaTf32x3: return f(MmaTf32x3{});
-    case Variant::MmaTf32x1: return f(MmaTf32x1{});
-  }
-  return std::nullopt;
+  using R = std::optional<decltype(f(RowSmem{}))>;
+  return detail::visit_at<R>(v, f, std::make_index_sequence<std::tuple_size_v<AllTraits>>{});
 }
 }  // namespace traits
 
