@@ -46,18 +46,32 @@ PY
   if [ -d "fuzz/regressions/$t" ]; then cp fuzz/regressions/$t/* "$work/$t/" 2>/dev/null || true; fi
 }
 
-status=0
-for t in "${targets[@]}"; do
-  seed "$t"
-  log=$build/fuzz-$t.log
+# The targets run side by side, FUZZ_JOBS at a time (default: one per core; each is one process,
+# so on the 2-core CI machine two targets take the time of one), then report in order.
+run_one() {
+  local t=$1 log=$build/fuzz-$1.log
   # -rss_limit_mb / -malloc_limit_mb: a loader that allocates what a tiny input claims is a bug.
   if "$build/fuzz/fuzz_$t" "$work/$t" -max_total_time="$seconds" -print_final_stats=1 -rss_limit_mb=1024 \
        -malloc_limit_mb=256 -timeout=10 -artifact_prefix="$build/fuzz-artifacts/$t-" > "$log" 2>&1; then
-    result=ok
+    echo ok > "$log.result"
   else
-    result="CRASH (see $log and $build/fuzz-artifacts/)"
-    status=1
+    echo "CRASH (see $log and $build/fuzz-artifacts/)" > "$log.result"
   fi
+}
+jobs=${FUZZ_JOBS:-$(nproc)}
+for t in "${targets[@]}"; do
+  seed "$t"
+  rm -f "$build/fuzz-$t.log.result"
+  run_one "$t" &
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+done
+wait
+
+status=0
+for t in "${targets[@]}"; do
+  log=$build/fuzz-$t.log
+  result=$(cat "$log.result" 2>/dev/null || echo "no result (see $log)")
+  [ "$result" = ok ] || status=1
   execs=$(grep -oE 'stat::number_of_executed_units: [0-9]+' "$log" | grep -oE '[0-9]+$' || echo "?")
   cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | grep -oE '[0-9]+' || echo "?")
   echo "fuzz_$t: $execs executions in ${seconds} s, coverage $cov edges: $result"
