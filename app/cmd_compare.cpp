@@ -7,8 +7,10 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <iomanip>
 #include <memory>
 #include <set>
+#include <sstream>
 #include <string>
 
 #include "commands.h"
@@ -52,15 +54,22 @@ ordered_json stats_json(const RelDiffStats& s) {
           {"median_signed", s.median_signed}, {"within", s.within}, {"share_within", s.share_within}};
 }
 
+// A stream, not a fixed buffer: long workload and config names are written whole.
 std::string stats_text(const RelDiffStats& s, double tolerance) {
   if (s.pairs == 0) return "no pairs";
-  char buf[512];
-  std::snprintf(buf, sizeof buf,
-                "%zu pairs: |diff| median %.2f%%, p90 %.2f%%, max %.1f%% (%s %s); %.1f%% within %g%%; signed median "
-                "%+.2f%%",
-                s.pairs, pct(s.median_abs), pct(s.p90_abs), pct(s.max_abs), s.max_workload.c_str(),
-                s.max_config.c_str(), pct(s.share_within), pct(tolerance), pct(s.median_signed));
-  return buf;
+  std::ostringstream out;
+  const auto percent = [&out](double fraction, int digits) -> std::ostringstream& {
+    out << std::fixed << std::setprecision(digits) << pct(fraction) << "%";
+    return out;
+  };
+  out << s.pairs << " pairs: |diff| median ";
+  percent(s.median_abs, 2) << ", p90 ";
+  percent(s.p90_abs, 2) << ", max ";
+  percent(s.max_abs, 1) << " (" << s.max_workload << " " << s.max_config << "); ";
+  percent(s.share_within, 1) << " within " << std::defaultfloat << std::setprecision(6) << pct(tolerance)
+                             << "%; signed median " << std::showpos;
+  percent(s.median_signed, 2);
+  return out.str();
 }
 
 ordered_json comparison_json(const CompareCliOptions& o, const Profile& a, const Profile& b,

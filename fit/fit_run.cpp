@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "model/prediction_json.h"
 #include "profile/model_profile.h"
 #include "profile/profile.h"
 
@@ -60,12 +61,6 @@ nlohmann::ordered_json metrics_json(const AccuracyMetrics& m) {
           {"median_regret_pct", m.median_regret},
           {"max_regret_pct", m.max_regret},
           {"worst_regret_workload", m.worst_regret_workload}};
-}
-
-nlohmann::ordered_json coefficients_json(const model::Coefficients& k) {
-  nlohmann::ordered_json j = nlohmann::ordered_json::object();
-  for (const model::CoefficientInfo& ci : model::coefficient_table()) j[ci.name] = k.*(ci.member);
-  return j;
 }
 
 // The points of fp32-accurate configs (SIMT and mma_3xtf32): what the dispatcher picks among by
@@ -236,7 +231,7 @@ nlohmann::ordered_json render_json(const FitRun& r) {
               {"evaluations", r.fit.evaluations},
               {"rms_log_start", r.fit.rms_log_start},
               {"rms_log_end", r.fit.rms_log_end},
-              {"coefficients", coefficients_json(r.fit.coefficients)}};
+              {"coefficients", model::coefficients_json(r.fit.coefficients)}};
   auto& scores = j["accuracy"] = nlohmann::ordered_json::array();
   for (const ScoreRow& s : r.scores) {
     auto row = metrics_json(s.m);

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "model/data_dir.h"
+#include "model/prediction_json.h"
 
 namespace flashtune {
 namespace {
@@ -67,10 +68,6 @@ model::ModelProfile default_model_profile(const model::GpuSpec& gpu) {
   return p.fitted_coefficients > 0 ? p : model::ModelProfile{};
 }
 
-void set_coefficients(Profile& p, const model::Coefficients& k) {
-  nlohmann::json j = nlohmann::json::object();
-  for (const model::CoefficientInfo& ci : model::coefficient_table()) j[ci.name] = k.*(ci.member);
-  p.coefficients = j;
-}
+void set_coefficients(Profile& p, const model::Coefficients& k) { p.coefficients = model::coefficients_json(k); }
 
 }  // namespace flashtune
