@@ -2,6 +2,8 @@
 // (also without GPU), a machine without GPU gets "needs a CUDA GPU" and exit 3; on a GPU machine,
 // --check passes on the default config and .npy inputs give an O.npy matching the CPU reference.
 #include <gtest/gtest.h>
+
+#include <unistd.h>
 #include <nlohmann/json.hpp>
 
 #include <cmath>
@@ -21,7 +23,7 @@ namespace {
 
 using testing_support::run_flashtune;
 
-std::string temp_path(const std::string& name) { return testing::TempDir() + "flashtune_cli_" + name; }
+std::string temp_path(const std::string& name) { return testing::TempDir() + "flashtune_cli_" + std::to_string(::getpid()) + "_" + name; }
 
 // An error answer: the exit code and exactly one line, "flashtune run: <message>".
 void expect_one_line_error(const testing_support::CommandResult& r, int code, const std::string& line) {

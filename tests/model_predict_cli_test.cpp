@@ -1,6 +1,8 @@
 // `flashtune predict` from the outside: bad input gets exactly one line naming the value, field,
 // file or position and exit code 2; good input gets a ranked table or JSON. No GPU needed.
 #include <gtest/gtest.h>
+
+#include <unistd.h>
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
@@ -32,7 +34,7 @@ void expect_error(const Result& r, const std::string& line) {
 }
 
 std::string write_temp(const std::string& name, const std::string& text) {
-  const std::string p = testing::TempDir() + "flashtune_predict_" + name;
+  const std::string p = testing::TempDir() + "flashtune_predict_" + std::to_string(::getpid()) + "_" + name;
   std::ofstream(p) << text;
   return p;
 }

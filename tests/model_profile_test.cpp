@@ -4,6 +4,8 @@
 // commands refuse is refused here too; one-line errors that name the file and the field.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <fstream>
 #include <stdexcept>
 #include <string>
@@ -16,7 +18,9 @@ namespace flashtune {
 namespace {
 
 std::string write_temp(const std::string& name, const std::string& text) {
-  const std::string path = testing::TempDir() + "model_profile_test_" + name;
+  // The pid in the name: ctest runs each test in its own process, several at once, and two
+  // writing the same file read each other's profile.
+  const std::string path = testing::TempDir() + "model_profile_test_" + std::to_string(::getpid()) + "_" + name;
   std::ofstream(path) << text;
   return path;
 }

@@ -1,6 +1,8 @@
 // .npy reading and writing: round trips, files as NumPy writes them, and every error message.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -15,7 +17,7 @@
 namespace flashtune::npy {
 namespace {
 
-std::string temp_path(const std::string& name) { return testing::TempDir() + "flashtune_npy_" + name; }
+std::string temp_path(const std::string& name) { return testing::TempDir() + "flashtune_npy_" + std::to_string(::getpid()) + "_" + name; }
 
 // A file byte by byte: magic, version, header length, the header dict padded with spaces and a
 // newline to `align`, then the payload. Lets the tests build files NumPy would write (or worse).
