@@ -26,13 +26,6 @@ std::vector<double> ranks(const std::vector<double>& v) {
 
 }  // namespace
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 double spearman(const std::vector<double>& a, const std::vector<double>& b) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   if (a.size() != b.size() || a.size() < 2) return nan;
@@ -89,16 +82,17 @@ AccuracyMetrics score(const std::vector<ScoredPoint>& points) {
   std::vector<double> ape;
   for (const ScoredPoint& p : points) {
     if (!(p.measured_s > 0) || !std::isfinite(p.predicted_s)) continue;
-    const double e = 100.0 * std::fabs(p.predicted_s - p.measured_s) / p.measured_s;
+    const double e = model::ape_percent(p.predicted_s, p.measured_s);
     if (e > a.max_ape) {
       a.max_ape = e;
       a.worst_ape_point = p.workload + " " + p.config;
     }
     ape.push_back(e);
   }
-  a.points = int(ape.size());
-  if (!ape.empty()) a.mape = std::accumulate(ape.begin(), ape.end(), 0.0) / double(ape.size());
-  a.median_ape = median(ape);
+  const model::ApeSummary s = model::summarize_ape(ape);
+  a.points = s.n;
+  a.mape = s.mape;
+  a.median_ape = s.median_ape;
   const std::vector<WorkloadRegret> wr = per_workload(points);
   a.workloads = int(wr.size());
   std::vector<double> rho, regret;

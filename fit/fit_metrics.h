@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "model/summary_stats.h"
+
 namespace flashtune::fit {
 
 // One (workload, config) with both times.
@@ -27,8 +29,7 @@ struct AccuracyMetrics {
 // constant input.
 double spearman(const std::vector<double>& a, const std::vector<double>& b);
 
-// Percentile-free median (mean of the two middle values for an even count); 0 for empty input.
-double median(std::vector<double> v);
+using model::median;  // model/summary_stats.h
 
 // The points of each workload, workloads in first-seen order.
 std::vector<std::pair<std::string, std::vector<const ScoredPoint*>>> group_by_workload(

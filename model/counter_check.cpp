@@ -7,6 +7,7 @@
 
 #include "model/config_catalog.h"
 #include "model/predict.h"
+#include "model/summary_stats.h"
 
 namespace flashtune::model {
 namespace {
@@ -34,13 +35,6 @@ double model_value(CounterTerm term, const Prediction& p) {
     case CounterTerm::Mma: return c.mma;
   }
   return 0;
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t h = v.size() / 2;
-  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
 }
 
 // The value of `metric` in o's counters; nullopt when absent or when `metric` is nullptr.
