@@ -317,9 +317,7 @@ inline KernelGeometry MmaTf32<P>::geometry(const TileConfig& c) {
   n.shuffles = t * 4.0;            // row max: xor 1, 2 for each of the two rows
   n.barriers = 1;                  // the stage of tile t landed and stage t - 1 is free
 
-  g.q_bytes_per_block = 4LL * c.Br * d;
-  g.o_bytes_per_block = 4LL * c.Br * d;
-  g.kv_bytes_per_kv_tile = 2LL * 4 * bc * d;
+  set_block_traffic(g, c);
   g.kv_loads_overlap_compute = true;  // tile t + 1 is copied while tile t computes
   // Under causal masking a warp whose 16 rows all precede a K/V tile's first key skips that
   // tile's QK^T, softmax and PV (the block still waits at its barrier).

@@ -325,9 +325,7 @@ inline KernelGeometry RegTile2D::geometry(const TileConfig& c) {
   n.shuffles = t * 4.0 * tm;           // row max: xor 8, 4, 2, 1
   n.barriers = 2;                      // K (and P, V) ready; then P and V ready
 
-  g.q_bytes_per_block = 4LL * c.Br * d;
-  g.o_bytes_per_block = 4LL * c.Br * d;
-  g.kv_bytes_per_kv_tile = 2LL * 4 * c.Bc * d;
+  set_block_traffic(g, c);
   // V_t is copied during QK^T and K_{t+1} during PV (regtile_2d.cuh): the loads overlap compute.
   g.kv_loads_overlap_compute = true;
   g.causal_heavy_first = true;  // block_tensors

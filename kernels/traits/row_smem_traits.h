@@ -124,9 +124,7 @@ struct RowSmem {
     g.per_kv_tile.exp = rows * (keys + 1.0);                     // p for every key, alpha once
     g.per_kv_tile.shuffles = 0;
     g.per_kv_tile.barriers = 2;
-    g.q_bytes_per_block = 4LL * c.Br * d;
-    g.o_bytes_per_block = 4LL * c.Br * d;
-    g.kv_bytes_per_kv_tile = 2LL * 4 * Bc * d;
+    set_block_traffic(g, c);
     return g;
   }
 

@@ -49,6 +49,14 @@ constexpr int launch_register_cap(int threads, int min_blocks) {
 // ptxas issues all the (unrolled) loads of both tiles before the first store, 4 per float4.
 constexpr int kv_staging_registers(int bc, int d, int threads) { return 2 * 4 * tile_load_trips(bc, d, threads); }
 
+// The global traffic every variant's block makes (the FlashAttention loop itself, not a tile
+// choice): its Q tile read and its O tile written once, K and V read once per K/V tile; fp32.
+inline void set_block_traffic(KernelGeometry& g, const TileConfig& c) {
+  g.q_bytes_per_block = 4LL * c.Br * c.d;
+  g.o_bytes_per_block = 4LL * c.Br * c.d;
+  g.kv_bytes_per_kv_tile = 2LL * 4 * c.Bc * c.d;
+}
+
 // A shared-memory site written by the cooperative tile load above. Floats `base_floats` onward;
 // one float4 store per trip when the row stride keeps 16-byte alignment, else four scalar stores
 // per trip (instance i = trip * 4 + component).

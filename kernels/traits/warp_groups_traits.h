@@ -100,9 +100,7 @@ struct WarpGroups {
                                                 4.0 * F4 + 6.0);
     g.per_kv_tile.exp = threads_d * R * (chunks + 1.0);
     g.per_kv_tile.barriers = 2;
-    g.q_bytes_per_block = 4LL * c.Br * d;
-    g.o_bytes_per_block = 4LL * c.Br * d;
-    g.kv_bytes_per_kv_tile = 2LL * 4 * Bc * d;
+    set_block_traffic(g, c);
     return g;
   }
 
