@@ -61,14 +61,10 @@ Workload workload_of(const PredictOptions& o) {
   } catch (const UsageError& e) {
     throw BadInput(e.what());
   }
-  std::vector<int> dims;
-  for (const TileConfig& c : model::compiled_tile_configs())
-    if (std::find(dims.begin(), dims.end(), c.d) == dims.end()) dims.push_back(c.d);
-  std::sort(dims.begin(), dims.end());
-  if (std::find(dims.begin(), dims.end(), w.d) == dims.end()) {
-    std::string list;
-    for (int x : dims) list += (list.empty() ? "" : ", ") + std::to_string(x);
-    throw BadInput("unsupported d=" + std::to_string(w.d) + " (compiled: " + list + ")");
+  try {
+    require_compiled_head_dim(w.d);
+  } catch (const UsageError& e) {
+    throw BadInput(e.what());
   }
   // The same limits run and tune check: a workload no kernel accepts, or whose counts overflow,
   // has no time to predict.
