@@ -40,7 +40,8 @@ constexpr bool traits_in_variant_order(std::index_sequence<I...>) {
 template <class R, class F, std::size_t... I>
 R visit_at(Variant v, F& f, std::index_sequence<I...>) {
   R r;
-  ((static_cast<std::size_t>(v) == I ? (r = f(std::tuple_element_t<I, AllTraits>{}), true) : false) || ...);
+  // The fold stops at the matching index; its value is not needed (void: clang's -Wunused-value).
+  static_cast<void>(((static_cast<std::size_t>(v) == I ? (r = f(std::tuple_element_t<I, AllTraits>{}), true) : false) || ...));
   return r;
 }
 }  // namespace detail
