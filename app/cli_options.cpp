@@ -1,4 +1,5 @@
 #include "cli_options.h"
+#include "model/number_text.h"
 
 #include <CLI/CLI.hpp>
 
@@ -8,12 +9,6 @@
 #include "tuner/timing_harness.h"
 
 namespace flashtune::app {
-
-std::string number_text(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", x);
-  return buf;
-}
 
 // ---- workload -------------------------------------------------------------------------------
 

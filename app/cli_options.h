@@ -11,6 +11,7 @@
 
 #include "kernels/traits/tensor_strides.h"
 #include "kernels/traits/tile_config.h"
+#include "model/number_text.h"
 #include "tuner/config_select.h"
 
 namespace CLI {
@@ -75,8 +76,5 @@ void add_sampling_options(CLI::App* cmd, SamplingCliOptions& o);
 // Every value in range. Throws UsageError.
 void validate_sampling(const SamplingCliOptions& o);
 HarnessOptions harness_options_of(const SamplingCliOptions& o);
-
-// "%g": "scale=-1", "time-cap=0.05" rather than std::to_string's six fixed decimals.
-std::string number_text(double x);
 
 }  // namespace flashtune::app

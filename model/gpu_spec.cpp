@@ -1,4 +1,5 @@
 #include "model/gpu_spec.h"
+#include "model/number_text.h"
 
 #include <algorithm>
 #include <cctype>
@@ -65,12 +66,6 @@ int positive_int_figure(const json& doc, const std::string& path, const std::str
 // the model as a rate that turns times into inf or nan.
 constexpr double kFigureMin = 1e-3;
 constexpr double kFigureMax = 1e7;
-
-std::string number_text(double x) {
-  std::ostringstream got;
-  got << x;
-  return got.str();
-}
 
 double positive_number_figure(const json& doc, const std::string& path, const std::string& key) {
   const json& v = figure(doc, path, key);

@@ -1,4 +1,5 @@
 #include "profile/profile_check.h"
+#include "model/number_text.h"
 
 #include <cmath>
 #include <map>
@@ -9,12 +10,6 @@
 
 namespace flashtune {
 namespace {
-
-std::string number_text(double x) {
-  std::ostringstream s;
-  s << x;
-  return s.str();
-}
 
 struct Checker {
   const std::string& source;

@@ -1,4 +1,5 @@
 #include "tuner/cuda_backend.h"
+#include "model/number_text.h"
 
 #include <chrono>
 #include <cstdio>
@@ -19,12 +20,6 @@ std::uint64_t name_hash(const std::string& s) {
   std::uint64_t h = 1469598103934665603ull;
   for (unsigned char ch : s) h = (h ^ ch) * 1099511628211ull;
   return h;
-}
-
-std::string number_text(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", x);
-  return buf;
 }
 
 TimingSummary summary_of(const TimingResult& r, const StoppingRule& rule) {

@@ -1,18 +1,10 @@
 #include "tuner/pair_measurement.h"
+#include "model/number_text.h"
 
 #include <cstdio>
 #include <utility>
 
 namespace flashtune {
-namespace {
-
-std::string number_text(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", x);
-  return buf;
-}
-
-}  // namespace
 
 PairMeasurement::PairMeasurement(int device, const DeviceLimits& limits, const HarnessOptions& options)
     : device_(device), limits_(limits), harness_(device, options) {}
