@@ -29,7 +29,7 @@ struct AttentionParams {
   long long B;
   int N;
   int q_tiles;        // ceil(N / Br)
-  int fold_batch;     // 1: grid.x = q_tiles * B (B > 65535); 0: grid = (q_tiles, B)
+  int grid_order;     // traits::GridOrder: which of blockIdx.x, .y is the query tile
   int causal;
   float scale_log2e;  // effective softmax scale times log2(e): scores are in base-2 units
 };
@@ -40,12 +40,15 @@ struct BlockCoords {
 };
 
 __device__ __forceinline__ BlockCoords block_coords(const AttentionParams& p) {
-  if (p.fold_batch) {
+  using traits::GridOrder;
+  if (p.grid_order == static_cast<int>(GridOrder::Folded)) {
     // 32-bit division on purpose: a 64-bit one is a called subroutine in SASS, and the call
     // makes ptxas spill the registers live across it. grid.x < 2^31, so it fits.
     const unsigned linear = blockIdx.x, tiles = static_cast<unsigned>(p.q_tiles);
     return {static_cast<int>(linear % tiles), static_cast<long long>(linear / tiles)};
   }
+  if (p.grid_order == static_cast<int>(GridOrder::BatchFastest))
+    return {static_cast<int>(blockIdx.y), static_cast<long long>(blockIdx.x)};
   return {static_cast<int>(blockIdx.x), static_cast<long long>(blockIdx.y)};
 }
 
@@ -82,7 +85,8 @@ __device__ __forceinline__ Entry late_entry(const AttentionParams& p) {
   unsigned x, y;
   asm volatile("mov.u32 %0, %%ctaid.x;" : "=r"(x));
   asm volatile("mov.u32 %0, %%ctaid.y;" : "=r"(y));
-  return entry_of(p, p.fold_batch ? x / static_cast<unsigned>(p.q_tiles) : y);
+  if (p.grid_order == static_cast<int>(traits::GridOrder::Folded)) return entry_of(p, x / static_cast<unsigned>(p.q_tiles));
+  return entry_of(p, p.grid_order == static_cast<int>(traits::GridOrder::BatchFastest) ? x : y);
 }
 
 // What a block works on, for the kernels that run causal query tiles last-first (the longest

@@ -35,14 +35,14 @@ class TiledKernelInstance final : public KernelInstance {
   const TileConfig& config() const override { return config_; }
 
   Support can_implement(const Workload& w, const DeviceLimits& dev) const override {
-    return check_support(config_, Tile::kThreads, Tile::kSmemBytes, BR, w, dev);
+    return check_support(config_, Tile::kThreads, Tile::kSmemBytes, BR, Traits::kCausalHeavyFirst, w, dev);
   }
 
   using KernelInstance::launch;
 
   cudaError_t launch(const AttentionTensors& t, const Workload& w, cudaStream_t stream) const override {
     if (w.d != D || w.B < 1 || w.N < 1 || w.N > INT_MAX || !check_tensors(t, w)) return cudaErrorInvalidValue;
-    const LaunchShape shape = launch_shape(w, BR);
+    const LaunchShape shape = launch_shape(w, BR, Traits::kCausalHeavyFirst);
     if (!shape.ok) return cudaErrorInvalidConfiguration;
     if (Tile::kSmemBytes > 48 * 1024) {
       // Opting in above 48 KB is a per-function attribute; set it every launch (a host-side call,
@@ -65,7 +65,7 @@ class TiledKernelInstance final : public KernelInstance {
                       w.B,
                       static_cast<int>(w.N),
                       shape.q_tiles,
-                      shape.fold_batch ? 1 : 0,
+                      static_cast<int>(shape.order),
                       w.causal ? 1 : 0,
                       w.effective_scale() * 1.4426950408889634f};
     void* args[] = {&p};

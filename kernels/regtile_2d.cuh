@@ -12,7 +12,6 @@
 
 #include "kernels/async_copy.cuh"
 #include "kernels/attention_params.cuh"
-#include "kernels/support_checks.h"
 #include "kernels/traits/regtile_2d_traits.h"
 
 namespace flashtune::kernels {
@@ -237,33 +236,6 @@ __global__ void __launch_bounds__(traits::RegTile2D::Tile<D, BR, BC, L>::kThread
         dt::store_vec<VW>(og + static_cast<std::size_t>(q0 + row) * p.os.row + R::o_col(lane, m, D), &acc[i][m * VW], inv);
     }
   }
-}
-
-template <int D, int BR, int BC, Layout L>
-const void* regtile_2d_kernel_ptr() {
-  return reinterpret_cast<const void*>(&regtile_2d_kernel<D, BR, BC, L>);
-}
-
-// Launches one instantiation on `stream` with the registry's grid (launch_shape). Returns the
-// first CUDA error (bad workload, attribute, configuration or launch); does not synchronize.
-template <int D, int BR, int BC, Layout L>
-cudaError_t launch_regtile_2d(const float* q, const float* k, const float* v, float* o, const Workload& w,
-                              cudaStream_t stream) {
-  using T = traits::RegTile2D::Tile<D, BR, BC, L>;
-  if (w.d != D) return cudaErrorInvalidValue;
-  // cp.async and the float4 accesses need 16-byte aligned rows.
-  const auto misaligned = [](const void* ptr) { return reinterpret_cast<std::uintptr_t>(ptr) % 16 != 0; };
-  if (misaligned(q) || misaligned(k) || misaligned(v) || misaligned(o)) return cudaErrorMisalignedAddress;
-  const LaunchShape shape = launch_shape(w, BR);
-  if (!shape.ok) return cudaErrorInvalidConfiguration;
-  // Once per process and instantiation: opt in to more than 48 KB of dynamic shared memory.
-  static const cudaError_t attribute_status = cudaFuncSetAttribute(
-      regtile_2d_kernel<D, BR, BC, L>, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes);
-  if (attribute_status != cudaSuccess) return attribute_status;
-  const AttentionParams p{q, k, v, o, w.B, static_cast<int>(w.N), shape.q_tiles, shape.fold_batch ? 1 : 0,
-                          w.causal ? 1 : 0, w.effective_scale() * 1.4426950408889634f};
-  regtile_2d_kernel<D, BR, BC, L><<<shape.grid, T::kThreads, T::kSmemBytes, stream>>>(p);
-  return cudaGetLastError();
 }
 
 }  // namespace flashtune::kernels

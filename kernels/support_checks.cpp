@@ -8,29 +8,29 @@
 
 namespace flashtune::kernels {
 
-namespace {
-constexpr long long kMaxGridY = 65535;
-constexpr long long kMaxGridX = INT_MAX;  // 2^31 - 1 on every GPU since compute capability 3.0
-}  // namespace
+using traits::GridOrder;
+using traits::kMaxGridX;
 
-LaunchShape launch_shape(const Workload& w, int Br) {
+LaunchShape launch_shape(const Workload& w, int Br, bool heavy_first) {
   LaunchShape s;
   if (w.B < 1 || w.N < 1 || w.N > INT_MAX) return s;
   const long long q_tiles = traits::ceil_div_ll(w.N, Br);
   s.q_tiles = static_cast<int>(q_tiles);
   s.blocks = q_tiles * w.B;
-  if (w.B <= kMaxGridY) {
-    s.grid = dim3(static_cast<unsigned>(q_tiles), static_cast<unsigned>(w.B), 1);
-  } else {
-    if (s.blocks > kMaxGridX) return s;
-    s.fold_batch = true;
-    s.grid = dim3(static_cast<unsigned>(s.blocks), 1, 1);
+  s.order = traits::grid_order(w.B, q_tiles, w.causal, heavy_first);
+  switch (s.order) {
+    case GridOrder::TileFastest: s.grid = dim3(static_cast<unsigned>(q_tiles), static_cast<unsigned>(w.B), 1); break;
+    case GridOrder::BatchFastest: s.grid = dim3(static_cast<unsigned>(w.B), static_cast<unsigned>(q_tiles), 1); break;
+    case GridOrder::Folded:
+      if (s.blocks > kMaxGridX) return s;
+      s.grid = dim3(static_cast<unsigned>(s.blocks), 1, 1);
+      break;
   }
   s.ok = true;
   return s;
 }
 
-Support check_support(const TileConfig& c, int threads, int smem_bytes, int Br, const Workload& w,
+Support check_support(const TileConfig& c, int threads, int smem_bytes, int Br, bool heavy_first, const Workload& w,
                       const DeviceLimits& dev) {
   using std::to_string;
   if (!traits::is_head_dim(w.d))
@@ -45,7 +45,7 @@ Support check_support(const TileConfig& c, int threads, int smem_bytes, int Br, 
   if (threads > dev.max_threads_per_block)
     return Support::no("needs " + to_string(threads) + " threads per block, device allows " +
                        to_string(dev.max_threads_per_block));
-  const LaunchShape shape = launch_shape(w, Br);
+  const LaunchShape shape = launch_shape(w, Br, heavy_first);
   if (!shape.ok)
     return Support::no("grid of " + to_string(shape.blocks) + " blocks exceeds the device limit of " +
                        to_string(kMaxGridX));

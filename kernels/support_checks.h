@@ -5,21 +5,23 @@
 #include <cuda_runtime_api.h>
 
 #include "kernels/registry.h"
+#include "kernels/traits/traits_common.h"
 
 namespace flashtune::kernels {
 
-// Grid of one block per (Br query rows, batch entry): (q_tiles, B) while B fits grid.y
-// (<= 65535), else B folded into grid.x as q_tiles * B.
+// Grid of one block per (Br query rows, batch entry) in the order traits::grid_order gives
+// (heavy_first: the kernel's traits' kCausalHeavyFirst). Not ok where N or B is out of range or
+// a folded grid exceeds grid.x.
 struct LaunchShape {
   bool ok = false;
   int q_tiles = 0;
-  bool fold_batch = false;
+  traits::GridOrder order = traits::GridOrder::TileFastest;
   dim3 grid;
   long long blocks = 0;
 };
-LaunchShape launch_shape(const Workload& w, int Br);
+LaunchShape launch_shape(const Workload& w, int Br, bool heavy_first);
 
-Support check_support(const TileConfig& c, int threads, int smem_bytes, int Br, const Workload& w,
+Support check_support(const TileConfig& c, int threads, int smem_bytes, int Br, bool heavy_first, const Workload& w,
                       const DeviceLimits& dev);
 
 }  // namespace flashtune::kernels

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernels/traits/tile_config.h"
+#include "kernels/traits/traits_common.h"
 
 namespace flashtune::model {
 namespace {
@@ -31,8 +32,13 @@ std::vector<double> block_works(long long B, long long N, int Br, int Bc, bool h
   if (heavy_first) std::reverse(tiles.begin(), tiles.end());
   std::vector<double> works;
   works.reserve(static_cast<std::size_t>(q_tiles * B));
-  for (long long b = 0; b < B; ++b)  // blockIdx.x (the query tile) fastest, then the batch
-    for (double t : tiles) works.push_back(t / mean);
+  if (traits::grid_order(B, q_tiles, true, heavy_first) == traits::GridOrder::BatchFastest) {
+    for (double t : tiles)  // tile rank slowest: every entry's rank r before any rank r + 1
+      for (long long b = 0; b < B; ++b) works.push_back(t / mean);
+  } else {
+    for (long long b = 0; b < B; ++b)  // the query tile fastest, then the batch
+      for (double t : tiles) works.push_back(t / mean);
+  }
   return works;
 }
 

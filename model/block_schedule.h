@@ -1,6 +1,7 @@
 // How long a causal grid takes when its blocks share the SMs. Query tile i of a causal kernel
 // visits about (i + 1) Br / Bc K/V tiles, so its blocks are unequal; the hardware hands them to
-// free SM slots in launch order (kernel traits: light to heavy, or heavy to light), and the blocks
+// free SM slots in launch order (kernel traits: light to heavy one entry after another, or heavy
+// to light over the whole grid, traits::grid_order), and the blocks
 // resident on one SM share its throughput: when the short ones finish, the long ones speed up,
 // up to the speed of a block alone (its serial path). A wave model with blocks of the mean size
 // misses both the tail and the speed-up; this simulates them.

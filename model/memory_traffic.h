@@ -3,9 +3,12 @@
 // so they share each tile within a short window: only the first of them can miss. An entry whose
 // Tr query tiles do not all fit on the GPU at once is swept S times, one after another, and
 // only those later sweeps re-read K/V from far back:
-//   sweeps per entry   S = ceil(Tr / R)                   (R resident blocks)
+//   sweeps per entry   S = ceil(Tr / T)                   (R resident blocks, T of one entry:
+//                                                         min(Tr, R); batch-fastest grids,
+//                                                         traits::grid_order: R / B in [1, Tr])
 //   entries in flight  E = min(B, ceil(R / Tr) + 1)      (x = query tile fastest; +1: a wave
-//                                                         straddles two entries)
+//                                                         straddles two entries; batch-fastest:
+//                                                         min(B, R))
 //   working set        W = E x (K + V of one entry) + R x (Q + O tile)
 //                          (between two sweeps of a tile: the entries' K/V and the Q and O
 //                           tiles streamed through L2 meanwhile)
@@ -30,10 +33,11 @@ struct DramEstimate {
   double usable_l2_bytes = 0;
   double reread_hit_fraction = 1;  // min(1, C / W)
   long long entries_in_flight = 0;
-  long long sweeps_per_entry = 1;  // S = ceil(Tr / R)
+  long long sweeps_per_entry = 1;  // S = ceil(Tr / T)
 };
 
+// heavy_first: the kernel's KernelGeometry::causal_heavy_first (with w.causal, the grid's order).
 DramEstimate estimate_dram(const Workload& w, const TileConfig& c, const Counts& counts, long long resident_blocks,
-                           const GpuSpec& gpu, const Coefficients& k);
+                           bool heavy_first, const GpuSpec& gpu, const Coefficients& k);
 
 }  // namespace flashtune::model

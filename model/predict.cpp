@@ -129,7 +129,7 @@ Prediction predict(const Workload& w, const GeometryAnalysis& g, const GpuSpec& 
   p.counts = count_work(w, g);
   const Counts& n = p.counts;
   p.waves = compute_waves(n.tiles.blocks, gpu.sm_count, p.occupancy.blocks_per_sm);
-  p.dram = estimate_dram(w, g.config, n, p.waves.per_wave, gpu, c);
+  p.dram = estimate_dram(w, g.config, n, p.waves.per_wave, g.causal_heavy_first, gpu, c);
 
   const double clock = gpu.clock_hz();
   const double blocks = double(n.tiles.blocks);

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "kernels/registry.h"
+#include "kernels/support_checks.h"
 #include "kernels/traits/variants.h"
 
 namespace flashtune {
@@ -82,6 +83,37 @@ TEST(KernelRegistry, CanImplementRefusesWithOneClearLine) {
   huge.B = 100;
   huge.N = 1 << 26;  // 16 * 100 * 2^26 * d bytes: more than 80 GB, grid of at most 2^22 x 100 blocks
   EXPECT_NE(k->can_implement(huge, dev).reason.find("of device memory"), std::string::npos);
+}
+
+// The grid's order (traits::grid_order): a causal grid of a heavy-first kernel runs batch-fastest
+// while its tile count fits grid.y; every other grid runs tile-fastest, B folded into grid.x above
+// grid.y's limit.
+TEST(LaunchShape, CausalGridsOfHeavyFirstKernelsRunBatchFastest) {
+  using kernels::launch_shape;
+  using traits::GridOrder;
+  const kernels::LaunchShape heavy = launch_shape({64, 1024, 128, true, 0}, 128, true);
+  ASSERT_TRUE(heavy.ok);
+  EXPECT_EQ(heavy.order, GridOrder::BatchFastest);
+  EXPECT_EQ(heavy.grid.x, 64u);
+  EXPECT_EQ(heavy.grid.y, 8u);
+  EXPECT_EQ(heavy.blocks, 512);
+  const kernels::LaunchShape light = launch_shape({64, 1024, 128, true, 0}, 128, false);
+  EXPECT_EQ(light.order, GridOrder::TileFastest);
+  EXPECT_EQ(light.grid.x, 8u);
+  EXPECT_EQ(light.grid.y, 64u);
+  EXPECT_EQ(launch_shape({64, 1024, 128, false, 0}, 128, true).order, GridOrder::TileFastest);
+  // B above grid.y: batch-fastest still fits (B on x); tile-fastest folds.
+  const kernels::LaunchShape wide = launch_shape({100000, 77, 64, true, 0}, 64, true);
+  EXPECT_EQ(wide.order, GridOrder::BatchFastest);
+  EXPECT_EQ(wide.grid.x, 100000u);
+  EXPECT_EQ(wide.grid.y, 2u);
+  const kernels::LaunchShape folded = launch_shape({100000, 77, 64, false, 0}, 64, true);
+  EXPECT_EQ(folded.order, GridOrder::Folded);
+  EXPECT_EQ(folded.grid.x, 200000u);
+  // More query tiles than grid.y holds: tile-fastest.
+  const kernels::LaunchShape tall = launch_shape({2, 65536LL * 32 + 1, 32, true, 0}, 32, true);
+  EXPECT_EQ(tall.order, GridOrder::TileFastest);
+  EXPECT_EQ(tall.grid.x, 65537u);
 }
 
 TEST(KernelRegistry, OversizeSharedMemoryIsRefusedOnA99KBDevice) {

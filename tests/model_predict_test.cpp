@@ -60,7 +60,7 @@ TEST(DramRule, CompulsoryWhileTheWorkingSetFits) {
   ConfigCatalog cat;
   const Workload w{10, 2048, 64, false, 0};
   const Counts n = count_work(w, cat.analysis(c));
-  const DramEstimate e = estimate_dram(w, c, n, 132 * 4, g, Coefficients{});
+  const DramEstimate e = estimate_dram(w, c, n, 132 * 4, false, g, Coefficients{});
   EXPECT_DOUBLE_EQ(e.bytes, n.dram_compulsory_bytes);
   EXPECT_DOUBLE_EQ(e.reread_hit_fraction, 1.0);
 }
@@ -77,7 +77,7 @@ TEST(DramRule, CoResidentBlocksOfAnEntryShareItsKv) {
   ConfigCatalog cat;
   const Workload w{10, 2048, 64, false, 0};
   const Counts n = count_work(w, cat.analysis(c));
-  const DramEstimate e = estimate_dram(w, c, n, 132 * 4, g, Coefficients{});
+  const DramEstimate e = estimate_dram(w, c, n, 132 * 4, false, g, Coefficients{});
   EXPECT_EQ(e.entries_in_flight, 10);
   EXPECT_EQ(e.sweeps_per_entry, 1);
   EXPECT_LT(e.reread_hit_fraction, 0.1);
@@ -93,7 +93,7 @@ TEST(DramRule, LaterSweepsOfAnEntryMissWhenTheWorkingSetOutgrowsL2) {
   ConfigCatalog cat;
   const Workload w{10, 2048, 64, false, 0};
   const Counts n = count_work(w, cat.analysis(c));
-  const DramEstimate e = estimate_dram(w, c, n, 4, g, Coefficients{});
+  const DramEstimate e = estimate_dram(w, c, n, 4, false, g, Coefficients{});
   EXPECT_EQ(e.sweeps_per_entry, 4);
   EXPECT_EQ(e.entries_in_flight, 2);
   const double W = 2 * (2.0 * 2048 * 64 * 4) + 4 * (2.0 * 128 * 64 * 4);
@@ -102,6 +102,27 @@ TEST(DramRule, LaterSweepsOfAnEntryMissWhenTheWorkingSetOutgrowsL2) {
   const double compulsory_kv = 2.0 * 10 * 2048 * 64 * 4;
   EXPECT_NEAR(e.bytes, n.dram_compulsory_bytes + (1 - C / W) * 3 * compulsory_kv, 1.0);
   EXPECT_LT(e.bytes, n.l2_bytes());
+}
+
+// A causal grid of a heavy-first kernel runs batch-fastest (traits::grid_order): the 4 resident
+// blocks are rank r of 4 different entries, so each entry's 16 query tiles come in 16 sweeps, all
+// but the first re-reading K/V from far back, while 4 entries' K/V and 4 Q/O tiles go through L2.
+TEST(DramRule, BatchFastestGridsSweepEachEntryOncePerTileRank) {
+  GpuSpec g = spec("nvidia-h200");
+  g.l2_bytes = 2 * 1024 * 1024;
+  const TileConfig c{Variant::RowReg, 64, 128, 32, Layout::Plain};
+  ConfigCatalog cat;
+  const Workload w{10, 2048, 64, true, 0};
+  const Counts n = count_work(w, cat.analysis(c));
+  const DramEstimate e = estimate_dram(w, c, n, 4, true, g, Coefficients{});
+  EXPECT_EQ(e.sweeps_per_entry, 16);
+  EXPECT_EQ(e.entries_in_flight, 4);
+  EXPECT_DOUBLE_EQ(e.working_set_bytes, 4 * (2.0 * 2048 * 64 * 4) + 4 * (2.0 * 128 * 64 * 4));
+  // Tile-fastest (a light-first kernel) keeps an entry's tiles together: 4 sweeps, 2 entries.
+  const DramEstimate t = estimate_dram(w, c, n, 4, false, g, Coefficients{});
+  EXPECT_EQ(t.sweeps_per_entry, 4);
+  EXPECT_EQ(t.entries_in_flight, 2);
+  EXPECT_GT(e.bytes, t.bytes);
 }
 
 class PredictShipped : public ::testing::Test {
@@ -189,6 +210,17 @@ TEST(SharedSmSchedule, SpansSharingAndFixedDurationAndIgnoresEqualBlocks) {
   EXPECT_NEAR(shared_sm_makespan(w, SharedSmGrid{64, 64, true, 1, 2}, 2.0), 4.0, 1e-12);
   // Equal blocks are not simulated: waves x k. 4 q tiles x 3 batch entries on 1 SM x 2 slots.
   EXPECT_DOUBLE_EQ(shared_sm_makespan({3, 256, 64, false, 0}, g, 1.3), 6.0 * 2);
+}
+
+// A heavy-first kernel's causal grid runs batch-fastest: every entry's longest block before any
+// second-longest, a longest-first list schedule. B = 64, N = 1024, Br = 128, Bc = 64 (query tiles
+// visit 2, 4, .., 16 K/V tiles, mean 9) on 132 SMs with one slot each: the 64 blocks of 16 and 68
+// of 14 start; the 14s take the next 64 of 12 ... the last SM ends after 36 K/V tiles, 4 mean
+// blocks (total 4608 tiles, 34.9 per SM). Light first, entry after entry: 46 tiles, 5.1 blocks.
+TEST(SharedSmSchedule, HeavyFirstKernelsScheduleLongestFirstOverTheWholeGrid) {
+  const Workload w{64, 1024, 128, true, 0};
+  EXPECT_NEAR(shared_sm_makespan(w, SharedSmGrid{128, 64, true, 132, 1}, 1.0), 36.0 / 9.0, 1e-12);
+  EXPECT_GT(shared_sm_makespan(w, SharedSmGrid{128, 64, false, 132, 1}, 1.0), 36.0 / 9.0 + 0.5);
 }
 
 // Blocks that share an SM, pinned by a measured case (H200, profiles/nvidia-h200.json,

@@ -84,9 +84,10 @@ struct KernelGeometry {
   // computes, and a diagonal tile costs only the warps that still have unmasked keys in it.
   bool warps_skip_masked_tiles = false;
   int rows_per_warp = 0;
-  // Launch order of a causal grid's query tiles: false, blockIdx.x runs light to heavy (tile 0
-  // first); true, heavy to light (kernels/attention_params.cuh block_tensors: the longest blocks
-  // start in the first wave and the short ones fill the tail).
+  // The traits' kCausalHeavyFirst: a causal grid's query tiles run heavy to light
+  // (kernels/attention_params.cuh block_tensors) on a batch-fastest grid (traits::grid_order), so
+  // the longest blocks of every entry start first and the short ones fill the tail; false: light
+  // to heavy, one entry after another.
   bool causal_heavy_first = false;
 };
 

@@ -93,6 +93,9 @@ struct MmaCompiled<MmaPrecision::Tf32x1> {
 template <MmaPrecision P>
 struct MmaTf32 {
   static constexpr Variant kVariant = P == MmaPrecision::Tf32x3 ? Variant::MmaTf32x3 : Variant::MmaTf32x1;
+  // Causal query tiles run heavy first (kernels/attention_params.cuh block_tensors), so the grid
+  // is ordered batch-fastest (traits::grid_order); the launch and the model read this flag.
+  static constexpr bool kCausalHeavyFirst = true;
   static constexpr MmaPrecision kPrecision = P;
   // mma.sync instructions per product of two fp32 fragments.
   static constexpr int kProducts = P == MmaPrecision::Tf32x3 ? 3 : 1;
@@ -323,7 +326,7 @@ inline KernelGeometry MmaTf32<P>::geometry(const TileConfig& c) {
   // tile's QK^T, softmax and PV (the block still waits at its barrier).
   g.warps_skip_masked_tiles = true;
   g.rows_per_warp = kRowsPerWarp;
-  g.causal_heavy_first = true;  // block_tensors
+  g.causal_heavy_first = kCausalHeavyFirst;
   return g;
 }
 

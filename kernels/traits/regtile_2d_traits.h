@@ -27,6 +27,9 @@ namespace flashtune::traits {
 
 struct RegTile2D {
   static constexpr Variant kVariant = Variant::RegTile2D;
+  // Causal query tiles run heavy first (kernels/attention_params.cuh block_tensors), so the grid
+  // is ordered batch-fastest (traits::grid_order); the launch and the model read this flag.
+  static constexpr bool kCausalHeavyFirst = true;
 
   // ---- thread grid ------------------------------------------------------------------------
   static constexpr int kGroupLanes = 16;  // lanes that share a row group (half a warp)
@@ -328,7 +331,7 @@ inline KernelGeometry RegTile2D::geometry(const TileConfig& c) {
   set_block_traffic(g, c);
   // V_t is copied during QK^T and K_{t+1} during PV (regtile_2d.cuh): the loads overlap compute.
   g.kv_loads_overlap_compute = true;
-  g.causal_heavy_first = true;  // block_tensors
+  g.causal_heavy_first = kCausalHeavyFirst;
   return g;
 }
 

@@ -10,6 +10,8 @@ namespace flashtune::traits {
 
 struct RowReg {
   static constexpr Variant kVariant = Variant::RowReg;
+  // Causal query tiles run in index order, light first (block_coords), on a tile-fastest grid.
+  static constexpr bool kCausalHeavyFirst = false;
 
   static constexpr int threads(const TileConfig& c) { return c.Br; }
   static constexpr int kv_stride(const TileConfig& c) { return c.d; }
@@ -92,6 +94,7 @@ struct RowReg {
     g.per_kv_tile.shuffles = 0;
     g.per_kv_tile.barriers = 2;
     set_block_traffic(g, c);
+    g.causal_heavy_first = kCausalHeavyFirst;
     return g;
   }
 

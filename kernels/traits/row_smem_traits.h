@@ -12,6 +12,8 @@ namespace flashtune::traits {
 
 struct RowSmem {
   static constexpr Variant kVariant = Variant::RowSmem;
+  // Causal query tiles run in index order, light first (block_coords), on a tile-fastest grid.
+  static constexpr bool kCausalHeavyFirst = false;
 
   static constexpr int threads(const TileConfig& c) { return c.Br; }
   static constexpr int pad(const TileConfig& c) { return c.layout == Layout::Padded ? 1 : 0; }
@@ -125,6 +127,7 @@ struct RowSmem {
     g.per_kv_tile.shuffles = 0;
     g.per_kv_tile.barriers = 2;
     set_block_traffic(g, c);
+    g.causal_heavy_first = kCausalHeavyFirst;
     return g;
   }
 

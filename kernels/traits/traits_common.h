@@ -40,6 +40,26 @@ constexpr int tile_offset_of(int idx, int d, int stride) {
   return tile_row_of(idx, d) * stride + tile_col_of(idx, d);
 }
 
+// The grid: one block per (query tile, batch entry), handed to the SMs in block-index order
+// (x fastest, then y). The order decides which blocks run together, so it is the kernel's
+// schedule, and the model's (model/block_schedule.cpp, model/memory_traffic.cpp) reads it here.
+//   TileFastest   grid (q_tiles, B): one entry's query tiles one after another;
+//   Folded        grid (q_tiles * B): the same order, for B above grid.y's limit;
+//   BatchFastest  grid (B, q_tiles): tile rank r of every entry before rank r + 1 of any. A
+//                 causal grid whose kernel runs its query tiles heavy first (traits'
+//                 kCausalHeavyFirst) gets it: every entry's longest block starts before any
+//                 second-longest, a longest-first schedule over the whole grid, with the shortest
+//                 blocks filling the tail. (TileFastest interleaves them entry by entry: on the
+//                 H200, B = 64, N = 1024, Br = 128, Bc = 64, 132 SMs one block each, the last SM
+//                 finishes 44 mean K/V tiles in where longest-first needs 36.)
+enum class GridOrder { TileFastest = 0, Folded = 1, BatchFastest = 2 };
+inline constexpr long long kMaxGridX = 2147483647;  // 2^31 - 1 on every GPU since compute capability 3.0
+inline constexpr long long kMaxGridY = 65535;
+constexpr GridOrder grid_order(long long B, long long q_tiles, bool causal, bool heavy_first) {
+  if (causal && heavy_first && q_tiles <= kMaxGridY && B <= kMaxGridX) return GridOrder::BatchFastest;
+  return B <= kMaxGridY ? GridOrder::TileFastest : GridOrder::Folded;
+}
+
 // Registers per thread ptxas may use under __launch_bounds__(threads, min_blocks): the register
 // file (64 K on sm_90) shared by min_blocks blocks, at most 255.
 constexpr int launch_register_cap(int threads, int min_blocks) {

@@ -15,6 +15,8 @@ namespace flashtune::traits {
 
 struct WarpGroups {
   static constexpr Variant kVariant = Variant::WarpGroups;
+  // Causal query tiles run in index order, light first (block_coords), on a tile-fastest grid.
+  static constexpr bool kCausalHeavyFirst = false;
 
   // Lanes per row: each lane holds d/G floats of Q and of O (8, 8 and 16 for d = 32, 64, 128).
   static constexpr int group_lanes(const TileConfig& c) { return c.d == 32 ? 4 : 8; }
@@ -101,6 +103,7 @@ struct WarpGroups {
     g.per_kv_tile.exp = threads_d * R * (chunks + 1.0);
     g.per_kv_tile.barriers = 2;
     set_block_traffic(g, c);
+    g.causal_heavy_first = kCausalHeavyFirst;
     return g;
   }
 
