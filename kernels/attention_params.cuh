@@ -39,6 +39,10 @@ struct BlockCoords {
   long long batch;
 };
 
+// HeavyFirst: the kernel's traits' kCausalHeavyFirst. Only those kernels get batch-fastest grids
+// (traits::grid_order), so only they compile its branch: in the others one more live value made
+// row_smem d128 64x32 padded spill.
+template <bool HeavyFirst>
 __device__ __forceinline__ BlockCoords block_coords(const AttentionParams& p) {
   using traits::GridOrder;
   if (p.grid_order == static_cast<int>(GridOrder::Folded)) {
@@ -47,7 +51,7 @@ __device__ __forceinline__ BlockCoords block_coords(const AttentionParams& p) {
     const unsigned linear = blockIdx.x, tiles = static_cast<unsigned>(p.q_tiles);
     return {static_cast<int>(linear % tiles), static_cast<long long>(linear / tiles)};
   }
-  if (p.grid_order == static_cast<int>(GridOrder::BatchFastest))
+  if (HeavyFirst && p.grid_order == static_cast<int>(GridOrder::BatchFastest))
     return {static_cast<int>(blockIdx.y), static_cast<long long>(blockIdx.x)};
   return {static_cast<int>(blockIdx.x), static_cast<long long>(blockIdx.y)};
 }
@@ -81,12 +85,14 @@ __device__ __forceinline__ Entry entry_of(const AttentionParams& p, long long en
 // The block's entry read again from the block index, for writing O after the K/V loop: a few
 // instructions there instead of (b, h) or O's offset held in registers across the loop. The
 // volatile reads keep the compiler from merging them with the ones at the kernel's start.
+template <bool HeavyFirst>
 __device__ __forceinline__ Entry late_entry(const AttentionParams& p) {
   unsigned x, y;
   asm volatile("mov.u32 %0, %%ctaid.x;" : "=r"(x));
   asm volatile("mov.u32 %0, %%ctaid.y;" : "=r"(y));
-  if (p.grid_order == static_cast<int>(traits::GridOrder::Folded)) return entry_of(p, x / static_cast<unsigned>(p.q_tiles));
-  return entry_of(p, p.grid_order == static_cast<int>(traits::GridOrder::BatchFastest) ? x : y);
+  const bool batch_on_x = HeavyFirst && p.grid_order == static_cast<int>(traits::GridOrder::BatchFastest);
+  return entry_of(p, p.grid_order == static_cast<int>(traits::GridOrder::Folded) ? x / static_cast<unsigned>(p.q_tiles)
+                                                                               : (batch_on_x ? x : y));
 }
 
 // What a block works on, for the kernels that run causal query tiles last-first (the longest
@@ -114,7 +120,7 @@ __device__ __forceinline__ int kv_tile_count(const AttentionParams& p, int q_til
 
 template <int D, int BR, int BC>
 __device__ __forceinline__ BlockTensors block_tensors(const AttentionParams& p) {
-  const BlockCoords coords = block_coords(p);
+  const BlockCoords coords = block_coords<true>(p);
   const int q_tile = p.causal ? p.q_tiles - 1 - coords.q_tile : coords.q_tile;
   BlockTensors t;
   const Entry e = entry_of(p, coords.batch);

@@ -293,7 +293,7 @@ __global__ void __launch_bounds__(traits::MmaTf32<P>::template Tile<D, BR, BC, L
   cp_async_wait_all();  // nothing in flight when the block exits
 
   // Row sums across the group's 4 lanes, then O / l as two float4s per row and O tile quad.
-  float* const og = late_entry(p).o(p);
+  float* const og = late_entry<R::kCausalHeavyFirst>(p).o(p);
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     float l = l_run[h];

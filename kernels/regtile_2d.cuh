@@ -225,7 +225,7 @@ __global__ void __launch_bounds__(traits::RegTile2D::Tile<D, BR, BC, L>::kThread
   }
 
   // The last tile's l was written before the last __syncthreads of the loop.
-  float* const og = late_entry(p).o(p);
+  float* const og = late_entry<R::kCausalHeavyFirst>(p).o(p);
 #pragma unroll
   for (int i = 0; i < TM; ++i) {
     const int row = R::q_row(grp, i, kGroups);

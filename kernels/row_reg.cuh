@@ -12,13 +12,14 @@ template <int D, int BR, int BC, Layout L>
 __global__ void __launch_bounds__(traits::RowReg::Tile<D, BR, BC, L>::kThreads, 1)
     row_reg_kernel(const AttentionParams p) {
   using T = traits::RowReg::Tile<D, BR, BC, L>;
+  constexpr bool kHeavyFirst = traits::RowReg::kCausalHeavyFirst;
   extern __shared__ float4 smem4[];
   float* smem = reinterpret_cast<float*>(smem4);
   const float* sK = smem + T::kKOffset;
   const float* sV = smem + T::kVOffset;
   float* sSt = smem + T::kStOffset;
 
-  const BlockCoords bc = block_coords(p);
+  const BlockCoords bc = block_coords<kHeavyFirst>(p);
   const Entry et = entry_of(p, bc.batch);
   const int tid = static_cast<int>(threadIdx.x);
   const int row = bc.q_tile * BR + tid;
@@ -40,7 +41,7 @@ __global__ void __launch_bounds__(traits::RowReg::Tile<D, BR, BC, L>::kThreads, 
     __syncthreads();  // every thread is done with the previous K/V tile
     // Read again each tile (a few instructions per Bc x d tile): K and V's offset held across the
     // loop beside Q and O's 128 registers spilled 8 bytes at d = 64.
-    const long long kv = late_entry(p).kv_offset(p);
+    const long long kv = late_entry<kHeavyFirst>(p).kv_offset(p);
     load_tile<BC, D, T::kKvStride, T::kThreads>(smem + T::kKOffset, p.k + kv, p.ks.row, k0, p.N);
     load_tile<BC, D, T::kKvStride, T::kThreads>(smem + T::kVOffset, p.v + kv, p.vs.row, k0, p.N);
     __syncthreads();
@@ -80,7 +81,7 @@ __global__ void __launch_bounds__(traits::RowReg::Tile<D, BR, BC, L>::kThreads, 
 
   if (row < p.N) {
     const float inv_l = __fdividef(1.0f, l);  // l >= 1 (the max key contributes exp2(0)); no slow-path call
-    float4* out = reinterpret_cast<float4*>(late_entry(p).o(p) + static_cast<long long>(row) * p.os.row);
+    float4* out = reinterpret_cast<float4*>(late_entry<kHeavyFirst>(p).o(p) + static_cast<long long>(row) * p.os.row);
 #pragma unroll
     for (int x = 0; x < D / 4; ++x) out[x] = inv_l * o[x];
   }

@@ -11,6 +11,7 @@ template <int D, int BR, int BC, Layout L>
 __global__ void __launch_bounds__(traits::RowSmem::Tile<D, BR, BC, L>::kThreads, 1)
     row_smem_kernel(const AttentionParams p) {
   using T = traits::RowSmem::Tile<D, BR, BC, L>;
+  constexpr bool kHeavyFirst = traits::RowSmem::kCausalHeavyFirst;
   constexpr int kUnrollQk = T::kQkUnroll;
   constexpr int kPvKeys = T::kPvKeysPerStep;
   extern __shared__ float4 smem4[];
@@ -20,7 +21,7 @@ __global__ void __launch_bounds__(traits::RowSmem::Tile<D, BR, BC, L>::kThreads,
   float* sQ = smem + T::kQOffset;
   float* sS = smem + T::kSOffset;
 
-  const BlockCoords bc = block_coords(p);
+  const BlockCoords bc = block_coords<kHeavyFirst>(p);
   const Entry et = entry_of(p, bc.batch);
   const long long kv = et.kv_offset(p);
   const int tid = static_cast<int>(threadIdx.x);
@@ -108,7 +109,7 @@ __global__ void __launch_bounds__(traits::RowSmem::Tile<D, BR, BC, L>::kThreads,
 
   if (row < p.N) {
     const float inv_l = __fdividef(1.0f, l);  // l >= 1 (the max key contributes exp2(0)); no slow-path call
-    float4* out = reinterpret_cast<float4*>(late_entry(p).o(p) + static_cast<long long>(row) * p.os.row);
+    float4* out = reinterpret_cast<float4*>(late_entry<kHeavyFirst>(p).o(p) + static_cast<long long>(row) * p.os.row);
 #pragma unroll
     for (int c4 = 0; c4 < D / 4; ++c4)
       out[c4] = make_float4(o[4 * c4] * inv_l, o[4 * c4 + 1] * inv_l, o[4 * c4 + 2] * inv_l, o[4 * c4 + 3] * inv_l);

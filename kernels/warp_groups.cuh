@@ -31,6 +31,7 @@ template <int D, int BR, int BC, Layout L>
 __global__ void __launch_bounds__(traits::WarpGroups::Tile<D, BR, BC, L>::kThreads, 1)
     warp_groups_kernel(const AttentionParams p) {
   using T = traits::WarpGroups::Tile<D, BR, BC, L>;
+  constexpr bool kHeavyFirst = traits::WarpGroups::kCausalHeavyFirst;
   constexpr int G = T::kGroup;
   constexpr int R = T::kRowsPerGroup;
   constexpr int F4 = T::kFloat4sPerLane;
@@ -45,7 +46,7 @@ __global__ void __launch_bounds__(traits::WarpGroups::Tile<D, BR, BC, L>::kThrea
   const float* sK = smem + T::kKOffset;
   const float* sV = smem + T::kVOffset;
 
-  const BlockCoords bc = block_coords(p);
+  const BlockCoords bc = block_coords<kHeavyFirst>(p);
   const Entry et = entry_of(p, bc.batch);
   const long long kv = et.kv_offset(p);
   const int tid = static_cast<int>(threadIdx.x);
@@ -146,7 +147,7 @@ __global__ void __launch_bounds__(traits::WarpGroups::Tile<D, BR, BC, L>::kThrea
       const float inv_l = __fdividef(1.0f, l[r]);  // l >= 1 (the max key contributes exp2(0))
 #pragma unroll
       for (int x = 0; x < F4; ++x)
-        *reinterpret_cast<float4*>(late_entry(p).o(p) + static_cast<long long>(row0 + r) * p.os.row + (x * G + g) * 4) =
+        *reinterpret_cast<float4*>(late_entry<kHeavyFirst>(p).o(p) + static_cast<long long>(row0 + r) * p.os.row + (x * G + g) * 4) =
             inv_l * o[r][x];
     }
   }

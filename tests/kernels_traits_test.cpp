@@ -415,7 +415,11 @@ TEST(KernelTraits, MmaFragmentReadsConflictFreeUnlessPlain) {
       EXPECT_DOUBLE_EQ(analysed_site(a, "V fragment read in PV").conflict_degree(), 4.0) << c.name();
     }
   }
+#if FLASHTUNE_SMALL_KERNEL_SET
+  EXPECT_EQ(seen.size(), 2u) << "the small kernel set compiles swizzled and padded mma tiles";
+#else
   EXPECT_EQ(seen.size(), 3u) << "plain, padded and swizzled should all be compiled for the contrast";
+#endif
 }
 
 }  // namespace
