@@ -102,6 +102,7 @@ int check_counters_command(const CheckCountersOptions& o) {
                            {"reference", t.info.relative_to ? t.info.relative_to : "counter"},
                            {"all", summary_json(t.all)},
                            {"missing", t.missing},
+                           {"not_applicable", t.not_applicable},
                            {"groups", nlohmann::json::array()},
                            {"worst", nlohmann::json::array()}};
       for (const model::ErrorSummary& g : t.groups) jt["groups"].push_back(summary_json(g));
@@ -144,6 +145,11 @@ int check_counters_command(const CheckCountersOptions& o) {
     if (selected(t) && t.info.optional && t.missing > 0)
       std::printf("\nterm %s: %s missing in %d of %zu measurements with counters (tuned before it was collected)\n",
                   t.info.name, t.info.metric, t.missing, observations.size());
+  for (const model::TermCheck& t : check.terms)
+    if (selected(t) && t.not_applicable > 0)
+      std::printf("\nterm %s: not compared on the %d SIMT measurements (their tensor-pipe count is ptxas's HFMA2.MMA "
+                  "register moves, which the model does not count)\n",
+                  t.info.name, t.not_applicable);
   if (!check.skipped.empty()) {
     std::printf("\n%zu skipped:\n", check.skipped.size());
     for (const std::string& s : check.skipped) std::printf("  %s\n", s.c_str());

@@ -75,7 +75,8 @@ const std::vector<CounterTermInfo>& counter_terms() {
       {CounterTerm::Xu, "xu", "smsp__thread_inst_executed_pipe_xu_pred_on.sum", nullptr,
        "exp per tile x visits + epilogue 1/l", false, nullptr},
       {CounterTerm::Mma, "mma", kTensorInstructionsMetric, nullptr,
-       "mma.sync per tile x computing (warp, tile) pairs / warps", false, nullptr, /*optional=*/true},
+       "mma.sync per tile x computing (warp, tile) pairs / warps", false, nullptr, /*optional=*/true,
+       /*tensor_core_only=*/true},
   };
   return terms;
 }
@@ -146,6 +147,10 @@ CounterCheck check_counters(const std::vector<CounterObservation>& observations,
       continue;
     }
     for (TermCheck& tc : out.terms) {
+      if (tc.info.tensor_core_only && !uses_tensor_cores(o.config.variant)) {
+        ++tc.not_applicable;
+        continue;
+      }
       const std::optional<double> value = counter(o, tc.info.metric), minus = counter(o, tc.info.minus),
                                   reference = counter(o, tc.info.relative_to);
       if (!value || (tc.info.minus && !minus) || (tc.info.relative_to && !reference)) {

@@ -57,6 +57,11 @@ struct CounterTermInfo {
   // A metric the tuner collects since a later version (mma): profiles tuned before it lack it, so
   // an observation without it counts in TermCheck::missing instead of CounterCheck::skipped.
   bool optional = false;
+  // Compared on tensor-core variants only (mma): in a SIMT kernel the tensor-pipe counter holds
+  // just the HFMA2.MMA register moves ptxas issues on that pipe (a few per block outside the K/V
+  // loop: regtile_2d, H200), which no model term counts; such observations count in
+  // TermCheck::not_applicable.
+  bool tensor_core_only = false;
 };
 
 // Every term, in table order.
@@ -87,6 +92,7 @@ struct TermCheck {
   ErrorSummary all;
   std::vector<ErrorSummary> groups;  // per variant, or per variant/layout for shared terms
   int missing = 0;                   // observations with counters but without this term's metrics
+  int not_applicable = 0;            // observations of variants the term does not cover (tensor_core_only)
   // The k pairs with the largest |rel_error|, largest first.
   std::vector<const CounterPair*> worst(int k) const;
 };

@@ -14,10 +14,13 @@ DramEstimate estimate_dram(const Workload& w, const TileConfig& c, const Counts&
   const bool batch_fastest = traits::grid_order(w.B, Tr, w.causal, heavy_first) == traits::GridOrder::BatchFastest;
   // Blocks of one entry resident together.
   const long long together = batch_fastest ? std::clamp<long long>(R / std::max<long long>(1, w.B), 1, Tr) : std::min(Tr, R);
-  e.entries_in_flight = batch_fastest ? std::min<long long>(w.B, R) : std::min<long long>(w.B, (R + Tr - 1) / Tr + 1);
+  // Between two sweeps of an entry: tile-fastest, the resident blocks (about R / Tr entries);
+  // batch-fastest, the same ranks of every other entry, B x together blocks.
+  e.entries_in_flight = batch_fastest ? w.B : std::min<long long>(w.B, (R + Tr - 1) / Tr + 1);
+  const double blocks_between = batch_fastest ? double(w.B) * double(together) : double(R);
   const double kv_per_entry = 2.0 * double(w.N) * w.d * 4.0;
   const double qo_per_block = 2.0 * double(c.Br) * w.d * 4.0;
-  e.working_set_bytes = double(e.entries_in_flight) * kv_per_entry + double(R) * qo_per_block;
+  e.working_set_bytes = double(e.entries_in_flight) * kv_per_entry + blocks_between * qo_per_block;
   e.usable_l2_bytes = double(gpu.l2_bytes) / gpu.l2_partitions * k.l2_capacity_fraction;
   e.reread_hit_fraction = e.working_set_bytes <= e.usable_l2_bytes ? 1.0 : e.usable_l2_bytes / e.working_set_bytes;
   const double compulsory_kv = 2.0 * double(w.B) * double(w.N) * w.d * 4.0;

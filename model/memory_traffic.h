@@ -3,15 +3,17 @@
 // so they share each tile within a short window: only the first of them can miss. An entry whose
 // Tr query tiles do not all fit on the GPU at once is swept S times, one after another, and
 // only those later sweeps re-read K/V from far back:
-//   sweeps per entry   S = ceil(Tr / T)                   (R resident blocks, T of one entry:
-//                                                         min(Tr, R); batch-fastest grids,
-//                                                         traits::grid_order: R / B in [1, Tr])
+//   sweeps per entry   S = ceil(Tr / T)                   (R resident blocks, T of one entry
+//                                                         at a time: min(Tr, R); batch-fastest
+//                                                         grids, traits::grid_order: R / B in
+//                                                         [1, Tr])
 //   entries in flight  E = min(B, ceil(R / Tr) + 1)      (x = query tile fastest; +1: a wave
 //                                                         straddles two entries; batch-fastest:
-//                                                         min(B, R))
-//   working set        W = E x (K + V of one entry) + R x (Q + O tile)
+//                                                         B, every other entry's same ranks run
+//                                                         between two sweeps of one)
+//   working set        W = E x (K + V of one entry) + X x (Q + O tile)
 //                          (between two sweeps of a tile: the entries' K/V and the Q and O
-//                           tiles streamed through L2 meanwhile)
+//                           tiles streamed through L2 meanwhile; X = R, batch-fastest B x T)
 //   usable L2          C = l2_bytes / l2_partitions x l2_capacity_fraction
 //                          (two-partition L2s may hold a line shared by all SMs in both halves)
 //   DRAM bytes         = compulsory + (1 - min(1, C / W)) x min(L2 re-reads, (S - 1) x compulsory K/V)
