@@ -4,11 +4,11 @@
 
 #include <algorithm>
 #include <iterator>
-#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <utility>
 
+#include "kernels/cuda_check.h"
 #include "kernels/instances/instances.h"
 #include "kernels/traits/variants.h"
 
@@ -89,9 +89,7 @@ TileConfig default_config(const Workload& w) {
 
 DeviceLimits DeviceLimits::query(int device) {
   cudaDeviceProp prop{};
-  const cudaError_t e = cudaGetDeviceProperties(&prop, device);
-  if (e != cudaSuccess)
-    throw std::runtime_error("no usable CUDA device " + std::to_string(device) + ": " + cudaGetErrorString(e));
+  FLASHTUNE_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
   DeviceLimits d;
   d.name = prop.name;
   d.device = device;

@@ -25,7 +25,7 @@ struct DeviceLimits {
   int regs_per_sm = 0;
   long long global_mem_bytes = 0;
   long long l2_bytes = 0;
-  // Throws std::runtime_error naming the CUDA error when there is no usable device.
+  // Throws CudaError (kernels/cuda_check.h) naming the CUDA error when there is no usable device.
   static DeviceLimits query(int device);
 };
 

@@ -20,6 +20,7 @@
 
 #include "dispatch/attention_forward.h"
 #include "dispatch/dispatcher.h"
+#include "kernels/cuda_check.h"
 #include "kernels/registry.h"
 #include "kernels/traits/tensor_strides.h"
 #include "model/baselines.h"
@@ -163,18 +164,17 @@ std::string attention(std::uintptr_t q, const std::vector<long long>& q_strides,
     throw py::value_error("q is not CUDA device memory");
   }
   int current = 0;
-  if (cudaGetDevice(&current) != cudaSuccess) throw std::runtime_error("cudaGetDevice failed");
+  FLASHTUNE_CUDA_CHECK(cudaGetDevice(&current));
   if (attr.device != current)
     throw py::value_error("q is on CUDA device " + std::to_string(attr.device) + ", the current device is " +
                           std::to_string(current));
   const Choice choice = choice_for(attr.device, w, p);
-  cudaError_t err;
+  const KernelInstance* kernel = find_kernel(choice.config);
   {
+    // A failure throws with the GIL released; the guard takes it back while the exception leaves.
     py::gil_scoped_release release;
-    err = find_kernel(choice.config)->launch(t, w, reinterpret_cast<cudaStream_t>(stream));
+    FLASHTUNE_CUDA_CHECK(kernel->launch(t, w, reinterpret_cast<cudaStream_t>(stream)));
   }
-  if (err != cudaSuccess)
-    throw std::runtime_error(choice.config.name() + " launch: " + cudaGetErrorString(err));
   last_launch = {q, k, v, o, choice.config.name(), choice.why()};
   return choice.config.name();
 }

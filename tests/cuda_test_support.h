@@ -7,11 +7,14 @@
 
 #include <cstddef>
 
-// ASSERT that a CUDA call returned cudaSuccess, naming the call and the error.
-#define CUDA_OK(call)                                                      \
-  do {                                                                     \
-    const cudaError_t e_ = (call);                                         \
-    ASSERT_EQ(e_, cudaSuccess) << #call << ": " << cudaGetErrorString(e_); \
+#include "kernels/cuda_check.h"
+
+// ASSERT that a CUDA call returned cudaSuccess, with FLASHTUNE_CUDA_CHECK's message (an assertion
+// rather than the exception, so that the test stops with the failure in gtest's report).
+#define CUDA_OK(call)                                                                                 \
+  do {                                                                                                \
+    const cudaError_t e_ = (call);                                                                    \
+    ASSERT_EQ(e_, cudaSuccess) << ::flashtune::cuda_error_message(e_, #call, __FILE__, __LINE__);     \
   } while (0)
 
 namespace flashtune::testing_support {

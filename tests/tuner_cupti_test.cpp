@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cupti_test_kernels.h"
+#include "kernels/cuda_check.h"
 #include "kernels/registry.h"
 #include "tuner/cupti_host.h"
 #include "tuner/cupti_profiler.h"
@@ -110,20 +111,20 @@ class CuptiGpu : public ::testing::Test {
       FAIL() << "CUPTI profiler unavailable: " << profiler_->reason();
     }
     int l2 = 0;
-    check_cuda(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0), "cudaDeviceGetAttribute(L2)");
+    FLASHTUNE_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
     flush_ = DeviceBuffer<float4>(2 * std::size_t(l2) / sizeof(float4));
     sink_ = DeviceBuffer<float>(65536);
   }
 
   // The timing harness's flush: write 2x L2. It leaves L2 full of dirty lines of the flush
   // buffer, which the next kernel's traffic writes back to DRAM.
-  void memset_flush() { check_cuda(cudaMemset(flush_.data(), 0, flush_.bytes()), "flush memset"); }
+  void memset_flush() { FLASHTUNE_CUDA_CHECK(cudaMemset(flush_.data(), 0, flush_.bytes())); }
 
   // memset, then read the buffer back: the reads evict the dirty lines (written back during the
   // flush, not during the kernel) and leave L2 holding clean lines only.
   void clean_flush() {
     memset_flush();
-    check_cuda(cupti_test::launch_read(flush_.data(), flush_.size(), sink_.data()), "flush read");
+    FLASHTUNE_CUDA_CHECK(cupti_test::launch_read(flush_.data(), flush_.size(), sink_.data()));
   }
 
   CounterResult measure(const std::string& what, const std::function<void()>& launch,
@@ -144,8 +145,8 @@ TEST_F(CuptiGpu, CopyOf256MiBMovesItsBytesThroughDram) {
   const std::size_t n = std::size_t(256 * kMiB) / sizeof(float4);
   const double bytes = double(n * sizeof(float4));
   DeviceBuffer<float4> src(n), dst(n);
-  check_cuda(cudaMemset(src.data(), 1, src.bytes()), "memset src");
-  const auto copy = [&] { check_cuda(cupti_test::launch_copy(src.data(), dst.data(), n), "copy"); };
+  FLASHTUNE_CUDA_CHECK(cudaMemset(src.data(), 1, src.bytes()));
+  const auto copy = [&] { FLASHTUNE_CUDA_CHECK(cupti_test::launch_copy(src.data(), dst.data(), n)); };
 
   const CounterResult dirty = measure("copy 256 MiB, memset flush", copy, [&] { memset_flush(); });
   const CounterResult clean = measure("copy 256 MiB, clean flush", copy, [&] { clean_flush(); });
@@ -178,7 +179,7 @@ TEST_F(CuptiGpu, BankConflictsAppearWithoutPaddingAndVanishWithIt) {
   const double loads = warps * iterations;  // warp-level LDS instructions
   const auto run = [&](bool padded) {
     return measure(padded ? "shared columns, padded" : "shared columns, 32-way conflict", [&] {
-      check_cuda(cupti_test::launch_shared_columns(out.data(), blocks, iterations, 1, padded), "shared columns");
+      FLASHTUNE_CUDA_CHECK(cupti_test::launch_shared_columns(out.data(), blocks, iterations, 1, padded));
     }, [&] { memset_flush(); });
   };
   const CounterResult conflicted = run(false);
@@ -212,7 +213,7 @@ TEST_F(CuptiGpu, ExpChainCountsOneXuInstructionPerExp) {
   const int blocks = 264, threads = 256, iterations = 256;
   DeviceBuffer<float> out(std::size_t(blocks) * threads);
   const CounterResult r = measure("exp chain", [&] {
-    check_cuda(cupti_test::launch_exp_chain(out.data(), blocks, threads, iterations), "exp chain");
+    FLASHTUNE_CUDA_CHECK(cupti_test::launch_exp_chain(out.data(), blocks, threads, iterations));
   }, [&] { memset_flush(); });
   ASSERT_TRUE(r.ok) << r.status;
   const double exps = double(blocks) * threads * iterations;
@@ -224,8 +225,8 @@ TEST_F(CuptiGpu, ExpChainCountsOneXuInstructionPerExp) {
 TEST_F(CuptiGpu, LaunchOfTwoKernelsIsReportedNotMixed) {
   DeviceBuffer<float> out(std::size_t(8) * 256);
   const CounterResult r = measure("two kernels", [&] {
-    check_cuda(cupti_test::launch_exp_chain(out.data(), 8, 256, 4), "exp chain 1");
-    check_cuda(cupti_test::launch_exp_chain(out.data(), 8, 256, 4), "exp chain 2");
+    FLASHTUNE_CUDA_CHECK(cupti_test::launch_exp_chain(out.data(), 8, 256, 4));
+    FLASHTUNE_CUDA_CHECK(cupti_test::launch_exp_chain(out.data(), 8, 256, 4));
   }, [] {});
   EXPECT_FALSE(r.ok);
   EXPECT_TRUE(contains(r.status, "2 kernels")) << r.status;
@@ -235,7 +236,7 @@ TEST_F(CuptiGpu, ThrowingLaunchLeavesProfilerUsable) {
   DeviceBuffer<float> out(std::size_t(8) * 256);
   EXPECT_THROW(profiler_->measure([] { throw std::runtime_error("launch failed"); }, [] {}), std::runtime_error);
   const CounterResult r = measure("after a throwing launch", [&] {
-    check_cuda(cupti_test::launch_exp_chain(out.data(), 8, 256, 4), "exp chain");
+    FLASHTUNE_CUDA_CHECK(cupti_test::launch_exp_chain(out.data(), 8, 256, 4));
   }, [] {});
   EXPECT_TRUE(r.ok) << r.status;
 }
@@ -257,7 +258,7 @@ TEST_F(CuptiGpu, FlashAttentionKernelsReadAtLeastQkvFromDram) {
     w.d = k->config().d;
     if (w.d != 64 || !k->can_implement(w, dev)) continue;
     const CounterResult r = measure(k->name(), [&] {
-      check_cuda(k->launch(in.q.data(), in.k.data(), in.v.data(), o.data(), w, nullptr), k->name());
+      FLASHTUNE_CUDA_CHECK(k->launch(in.q.data(), in.k.data(), in.v.data(), o.data(), w, nullptr));
     }, [&] { memset_flush(); });
     ASSERT_TRUE(r.ok) << k->name() << ": " << r.status;
     EXPECT_GE(r.values.at("dram__bytes_read.sum"), 0.99 * qkv_bytes) << k->name();
@@ -285,12 +286,12 @@ TEST_F(CuptiGpu, SecondProfilerLeavesFirstUsable) {
     CuptiProfiler second = CuptiProfiler::create(0, {"dram__bytes_read.sum"});
     ASSERT_TRUE(second.available()) << second.reason();
     const CounterResult r2 = second.measure([&] {
-      check_cuda(cupti_test::launch_exp_chain(out.data(), 8, 256, 4), "exp chain");
+      FLASHTUNE_CUDA_CHECK(cupti_test::launch_exp_chain(out.data(), 8, 256, 4));
     }, [] {});
     EXPECT_TRUE(r2.ok) << r2.status;
   }
   const CounterResult r = measure("after a second profiler", [&] {
-    check_cuda(cupti_test::launch_exp_chain(out.data(), 8, 256, 4), "exp chain");
+    FLASHTUNE_CUDA_CHECK(cupti_test::launch_exp_chain(out.data(), 8, 256, 4));
   }, [] {});
   EXPECT_TRUE(r.ok) << r.status;
 }

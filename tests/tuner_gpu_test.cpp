@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "kernels/cuda_check.h"
 #include "kernels/registry.h"
 #include "tuner/device_buffer.h"
 #include "tuner/device_check.h"
@@ -83,7 +84,7 @@ TEST(DeviceFillGpu, MatchesHostMirrorAndRange) {
   const std::size_t n = 100003;
   DeviceBuffer<float> buf(n);
   fill_uniform(buf.data(), n, -3.0f, 3.0f, 42, nullptr);
-  check_cuda(cudaDeviceSynchronize(), "fill");
+  FLASHTUNE_CUDA_CHECK(cudaDeviceSynchronize());
   const std::vector<float> host = buf.to_host();
   double sum = 0;
   for (std::size_t i = 0; i < n; ++i) {
@@ -101,7 +102,7 @@ TEST(DeviceBufferGpu, PoisonIsNaN) {
   DeviceBuffer<double> d(5);
   f.poison_nan();
   d.poison_nan();
-  check_cuda(cudaDeviceSynchronize(), "poison");
+  FLASHTUNE_CUDA_CHECK(cudaDeviceSynchronize());
   for (float x : f.to_host()) EXPECT_TRUE(std::isnan(x));
   for (double x : d.to_host()) EXPECT_TRUE(std::isnan(x));
 }

@@ -6,6 +6,7 @@
 #include <functional>
 #include <utility>
 
+#include "kernels/cuda_check.h"
 #include "kernels/reference.h"
 
 namespace flashtune {
@@ -54,12 +55,12 @@ CudaBackend::CudaBackend(int device, CudaBackendOptions options, std::unique_ptr
 CudaBackend::~CudaBackend() = default;
 
 void CudaBackend::flush_l2() {
-  check_cuda(cudaMemsetAsync(flush_.data(), 0, flush_.bytes(), pair_.stream()), "cudaMemsetAsync(L2 flush)");
+  FLASHTUNE_CUDA_CHECK(cudaMemsetAsync(flush_.data(), 0, flush_.bytes(), pair_.stream()));
 }
 
 WorkloadSetup CudaBackend::begin_workload(const NamedWorkload& nw) {
   const int device = pair_.device();
-  check_cuda(cudaSetDevice(device), "cudaSetDevice(" + std::to_string(device) + ")");
+  FLASHTUNE_CUDA_CHECK(cudaSetDevice(device));
   pair_.drop_inputs();
   workload_ = nw.name;
   const Workload& w = nw.workload;
@@ -67,7 +68,7 @@ WorkloadSetup CudaBackend::begin_workload(const NamedWorkload& nw) {
   // Q, K, V, O as float plus the reference's double output while it is computed.
   const double need = elements * (4 * sizeof(float) + sizeof(double));
   std::size_t free_bytes = 0, total_bytes = 0;
-  check_cuda(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+  FLASHTUNE_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
   if (need > 0.9 * double(free_bytes))
     return {false, status::kResources,
             "inputs, output and reference need " + number_text(need / double(1 << 30)) + " GiB, the device has " +
@@ -107,7 +108,7 @@ Measurement CudaBackend::measure(const NamedWorkload& nw, const TileConfig& c) {
     const KernelInstance* kernel = find_kernel(c);
     try {
       const CounterResult cr = counters_->measure(
-          [&] { check_cuda(pair_.launch(*kernel), "launch " + c.name()); }, [&] { flush_l2(); });
+          [&] { FLASHTUNE_CUDA_CHECK(pair_.launch(*kernel)); }, [&] { flush_l2(); });
       m.counters_status = cr.status;
       if (cr.ok) m.counters = cr.values;
     } catch (const CudaError& e) {

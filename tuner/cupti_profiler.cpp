@@ -10,6 +10,7 @@
 #include <optional>
 #include <utility>
 
+#include "kernels/cuda_check.h"
 #include "model/counter_check.h"  // kTensorInstructionsMetric: the metric name the check reads
 #include "tuner/cupti_host.h"
 #include "tuner/device_check.h"
@@ -27,8 +28,8 @@ constexpr std::size_t kMaxRanges = 4;
 class DeviceScope {
  public:
   explicit DeviceScope(int device) {
-    check_cuda(cudaGetDevice(&previous_), "cudaGetDevice");
-    check_cuda(cudaSetDevice(device), "cudaSetDevice(" + std::to_string(device) + ")");
+    FLASHTUNE_CUDA_CHECK(cudaGetDevice(&previous_));
+    FLASHTUNE_CUDA_CHECK(cudaSetDevice(device));
   }
   ~DeviceScope() { cudaSetDevice(previous_); }
   DeviceScope(const DeviceScope&) = delete;
@@ -45,8 +46,7 @@ CUcontext current_context() {
   using CtxGetCurrent = CUresult (*)(CUcontext*);
   void* fn = nullptr;
   cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
-  check_cuda(cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &fn, 12000, cudaEnableDefault, &found),
-             "cudaGetDriverEntryPointByVersion(cuCtxGetCurrent)");
+  FLASHTUNE_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &fn, 12000, cudaEnableDefault, &found));
   if (found != cudaDriverEntryPointSuccess || !fn) throw CudaError("cuCtxGetCurrent: not found in the driver");
   CUcontext ctx = nullptr;
   if (reinterpret_cast<CtxGetCurrent>(fn)(&ctx) != CUDA_SUCCESS || !ctx)
@@ -217,7 +217,7 @@ struct CuptiProfiler::Impl {
     if (metrics.empty()) throw CuptiError("no metrics requested");
     if (const auto why = cuda_device_problem(device)) throw CudaError("no CUDA device: " + *why);
     DeviceScope scope(device);
-    check_cuda(cudaFree(nullptr), "CUDA context creation");
+    FLASHTUNE_CUDA_CHECK(cudaFree(nullptr));
     ctx = current_context();
 
     auto init = cupti_params<CUpti_Profiler_Initialize_Params>(CUpti_Profiler_Initialize_Params_STRUCT_SIZE);
@@ -248,10 +248,10 @@ struct CuptiProfiler::Impl {
       bool all_submitted = false;
       for (std::size_t pass = 0; pass < max_passes && !all_submitted; ++pass) {
         if (before_pass) before_pass();
-        check_cuda(cudaDeviceSynchronize(), "before_pass (L2 flush) ahead of a profiling pass");
+        FLASHTUNE_CUDA_CHECK(cudaDeviceSynchronize());
         session.start();
         launch();
-        check_cuda(cudaDeviceSynchronize(), "kernel launch under profiling");
+        FLASHTUNE_CUDA_CHECK(cudaDeviceSynchronize());
         all_submitted = session.stop();
       }
       if (!all_submitted)

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "tuner/timing_harness.h"
+#include "kernels/cuda_check.h"
 
 namespace flashtune {
 
@@ -19,17 +19,16 @@ class DeviceBuffer {
   DeviceBuffer() = default;
   explicit DeviceBuffer(std::size_t count) : count_(count) {
     if (count_ > 0)
-      check_cuda(cudaMalloc(reinterpret_cast<void**>(&data_), bytes()),
-                 "cudaMalloc(" + std::to_string(bytes()) + " bytes)");
+      FLASHTUNE_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&data_), bytes()));
   }
   ~DeviceBuffer() {
-    if (data_) cudaFree(data_);
+    if (data_) FLASHTUNE_CUDA_CHECK_NOEXCEPT(cudaFree(data_));
   }
   DeviceBuffer(DeviceBuffer&& other) noexcept
       : data_(std::exchange(other.data_, nullptr)), count_(std::exchange(other.count_, 0)) {}
   DeviceBuffer& operator=(DeviceBuffer&& other) noexcept {
     if (this != &other) {
-      if (data_) cudaFree(data_);
+      if (data_) FLASHTUNE_CUDA_CHECK_NOEXCEPT(cudaFree(data_));
       data_ = std::exchange(other.data_, nullptr);
       count_ = std::exchange(other.count_, 0);
     }
@@ -47,16 +46,16 @@ class DeviceBuffer {
     if (host.size() != count_)
       throw CudaError("copy_from_host: " + std::to_string(host.size()) + " values for a buffer of " +
                       std::to_string(count_));
-    check_cuda(cudaMemcpy(data_, host.data(), bytes(), cudaMemcpyHostToDevice), "cudaMemcpy(host to device)");
+    FLASHTUNE_CUDA_CHECK(cudaMemcpy(data_, host.data(), bytes(), cudaMemcpyHostToDevice));
   }
   std::vector<T> to_host() const {
     std::vector<T> host(count_);
-    check_cuda(cudaMemcpy(host.data(), data_, bytes(), cudaMemcpyDeviceToHost), "cudaMemcpy(device to host)");
+    FLASHTUNE_CUDA_CHECK(cudaMemcpy(host.data(), data_, bytes(), cudaMemcpyDeviceToHost));
     return host;
   }
   // All bytes 0xFF: a NaN for float and double, so an element the kernel never wrote is caught.
   void poison_nan(cudaStream_t stream = nullptr) {
-    check_cuda(cudaMemsetAsync(data_, 0xFF, bytes(), stream), "cudaMemsetAsync(poison)");
+    FLASHTUNE_CUDA_CHECK(cudaMemsetAsync(data_, 0xFF, bytes(), stream));
   }
 
  private:

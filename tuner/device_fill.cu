@@ -39,7 +39,7 @@ void fill_uniform(float* dev, std::size_t n, float lo, float hi, std::uint64_t s
   const std::size_t wanted = (n + kThreads - 1) / kThreads;
   const unsigned blocks = unsigned(wanted < 65535 ? wanted : 65535);
   fill_uniform_kernel<<<blocks, kThreads, 0, stream>>>(dev, n, lo, hi, seed);
-  check_cuda(cudaGetLastError(), "fill_uniform launch");
+  FLASHTUNE_CUDA_CHECK(cudaGetLastError());
 }
 
 }  // namespace flashtune

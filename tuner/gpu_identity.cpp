@@ -48,12 +48,7 @@ int attribute(cudaDeviceAttr a, int device) {
 }  // namespace
 
 GpuIdentity query_gpu_identity(int device, const std::string& spec_dir) {
-  DeviceLimits limits;
-  try {
-    limits = DeviceLimits::query(device);
-  } catch (const std::exception& e) {
-    throw CudaError(e.what());
-  }
+  const DeviceLimits limits = DeviceLimits::query(device);  // throws CudaError
   GpuIdentity id;
   id.name = limits.name;
   id.spec = model::gpu_spec_name(limits.name, spec_dir);

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "kernels/cuda_check.h"
+
 namespace flashtune {
 
 namespace {
@@ -16,13 +18,14 @@ void copy_entries(float* strided, const OperandStrides& s, float* packed, const 
   for (long long e = 0; e < w.B; ++e) {
     float* entry = strided + (e / heads) * s.batch + (e % heads) * s.head;
     float* dense = packed + e * w.N * w.d;
-    const cudaError_t err =
-        dir == Direction::ToLayout
-            ? cudaMemcpy2DAsync(entry, pitch, dense, row_bytes, row_bytes, static_cast<std::size_t>(w.N),
-                                cudaMemcpyDeviceToDevice, stream)
-            : cudaMemcpy2DAsync(dense, row_bytes, entry, pitch, row_bytes, static_cast<std::size_t>(w.N),
-                                cudaMemcpyDeviceToDevice, stream);
-    check_cuda(err, "cudaMemcpy2DAsync (strided operand)");
+    const bool to_layout = dir == Direction::ToLayout;
+    float* dst = to_layout ? entry : dense;
+    const float* src = to_layout ? dense : entry;
+    const std::size_t dst_pitch = to_layout ? pitch : row_bytes;
+    const std::size_t src_pitch = to_layout ? row_bytes : pitch;
+    // One call site, so that a failure names the copy itself.
+    FLASHTUNE_CUDA_CHECK(cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, row_bytes, static_cast<std::size_t>(w.N),
+                                           cudaMemcpyDeviceToDevice, stream));
   }
 }
 
@@ -40,15 +43,15 @@ LaidOutOperands::LaidOutOperands(const AttentionInputs& in, TensorLayout layout,
   copy_entries(q_.data(), strides_.q, const_cast<float*>(in.q.data()), w_, heads, Direction::ToLayout, stream);
   copy_entries(k_.data(), strides_.k, const_cast<float*>(in.k.data()), w_, heads, Direction::ToLayout, stream);
   copy_entries(v_.data(), strides_.v, const_cast<float*>(in.v.data()), w_, heads, Direction::ToLayout, stream);
-  check_cuda(cudaStreamSynchronize(stream), "strided operand copies");
+  FLASHTUNE_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
 std::vector<float> LaidOutOperands::run_once(const KernelInstance& kernel, cudaStream_t stream) {
   o_.poison_nan(stream);
-  check_cuda(kernel.launch(tensors(), w_, stream), kernel.name() + " launch (strided)");
+  FLASHTUNE_CUDA_CHECK(kernel.launch(tensors(), w_, stream));
   DeviceBuffer<float> packed(o_.size());
   copy_entries(o_.data(), strides_.o, packed.data(), w_, strides_.heads, Direction::ToPacked, stream);
-  check_cuda(cudaStreamSynchronize(stream), kernel.name() + " execution");
+  FLASHTUNE_CUDA_CHECK(cudaStreamSynchronize(stream));
   return packed.to_host();
 }
 

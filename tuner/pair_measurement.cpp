@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <utility>
 
+#include "kernels/cuda_check.h"
+
 namespace flashtune {
 
 PairMeasurement::PairMeasurement(int device, const DeviceLimits& limits, const HarnessOptions& options)
@@ -11,7 +13,7 @@ PairMeasurement::PairMeasurement(int device, const DeviceLimits& limits, const H
 
 void PairMeasurement::select_device() {
   // Each tune worker thread measures on its own device; the current device is per thread.
-  check_cuda(cudaSetDevice(device_), "cudaSetDevice(" + std::to_string(device_) + ")");
+  FLASHTUNE_CUDA_CHECK(cudaSetDevice(device_));
 }
 
 void PairMeasurement::note_cuda_error(const std::string& after) {

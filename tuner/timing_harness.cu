@@ -7,18 +7,13 @@
 
 namespace flashtune {
 
-void check_cuda(cudaError_t err, const std::string& what) {
-  if (err == cudaSuccess) return;
-  throw CudaError(what + ": " + cudaGetErrorName(err) + ": " + cudaGetErrorString(err));
-}
-
 namespace {
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 std::string pci_bus_id(int device) {
   char id[32] = {};
-  check_cuda(cudaDeviceGetPCIBusId(id, int(sizeof id), device), "cudaDeviceGetPCIBusId");
+  FLASHTUNE_CUDA_CHECK(cudaDeviceGetPCIBusId(id, int(sizeof id), device));
   return id;
 }
 }  // namespace
@@ -42,19 +37,19 @@ struct TimingHarness::Impl {
   // Writing a buffer twice the L2's size evicts everything the previous launch left there, so each
   // sample starts cold (the kernel's own Q/K/V come from DRAM, as in a real model forward pass).
   void flush_l2(bool enabled) const {
-    if (enabled) check_cuda(cudaMemsetAsync(flush, 0, size_t(flush_bytes), stream), "L2 flush memset");
+    if (enabled) FLASHTUNE_CUDA_CHECK(cudaMemsetAsync(flush, 0, size_t(flush_bytes), stream));
   }
 
   Sample one_sample(const LaunchFn& launch, bool flush_enabled) const {
     const double before = clock->read_mhz();
     flush_l2(flush_enabled);
-    check_cuda(cudaEventRecord(start, stream), "cudaEventRecord(start)");
-    check_cuda(launch(stream), "kernel launch");
-    check_cuda(cudaEventRecord(stop, stream), "cudaEventRecord(stop)");
-    check_cuda(cudaEventSynchronize(stop), "kernel execution");
+    FLASHTUNE_CUDA_CHECK(cudaEventRecord(start, stream));
+    FLASHTUNE_CUDA_CHECK(launch(stream));
+    FLASHTUNE_CUDA_CHECK(cudaEventRecord(stop, stream));
+    FLASHTUNE_CUDA_CHECK(cudaEventSynchronize(stop));
     const double after = clock->read_mhz();
     float ms = 0;
-    check_cuda(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+    FLASHTUNE_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
     Sample s;
     s.ms = double(ms);
     // The lower of the two readings: a sag at either end marks the sample as suspect.
@@ -67,12 +62,12 @@ TimingHarness::TimingHarness(int device, HarnessOptions options) : impl_(std::ma
   Impl& m = *impl_;
   m.device = device;
   m.options = options;
-  check_cuda(cudaSetDevice(device), "cudaSetDevice(" + std::to_string(device) + ")");
-  check_cuda(cudaStreamCreateWithFlags(&m.stream, cudaStreamNonBlocking), "cudaStreamCreate");
-  check_cuda(cudaEventCreate(&m.start), "cudaEventCreate");
-  check_cuda(cudaEventCreate(&m.stop), "cudaEventCreate");
+  FLASHTUNE_CUDA_CHECK(cudaSetDevice(device));
+  FLASHTUNE_CUDA_CHECK(cudaStreamCreateWithFlags(&m.stream, cudaStreamNonBlocking));
+  FLASHTUNE_CUDA_CHECK(cudaEventCreate(&m.start));
+  FLASHTUNE_CUDA_CHECK(cudaEventCreate(&m.stop));
   int l2 = 0;
-  check_cuda(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device), "cudaDeviceGetAttribute(L2)");
+  FLASHTUNE_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
   // At least 2x the L2 (and 32 MiB when the attribute is 0) so no line of the last launch survives.
   // Allocated by the first timing that flushes: a check-only run (run --no-time) holds no buffer it
   // never writes (compute-sanitizer initcheck --track-unused-memory reports one).
@@ -89,12 +84,12 @@ std::string TimingHarness::clock_source() const { return impl_->clock->source();
 
 TimingResult TimingHarness::time(const LaunchFn& launch) {
   Impl& m = *impl_;
-  check_cuda(cudaSetDevice(m.device), "cudaSetDevice");
+  FLASHTUNE_CUDA_CHECK(cudaSetDevice(m.device));
   TimingResult r;
   r.flush_bytes = m.options.flush_l2 ? m.flush_bytes : 0;
   r.clock_source = m.clock->source();
   const bool flush = m.options.flush_l2;
-  if (flush && !m.flush) check_cuda(cudaMalloc(&m.flush, size_t(m.flush_bytes)), "cudaMalloc(L2 flush buffer)");
+  if (flush && !m.flush) FLASHTUNE_CUDA_CHECK(cudaMalloc(&m.flush, size_t(m.flush_bytes)));
 
   // Warm-up: loads the module, lets the clock ramp up; same flush + launch as a sample.
   const Clock::time_point warm0 = Clock::now();
@@ -102,8 +97,8 @@ TimingResult TimingHarness::time(const LaunchFn& launch) {
          (r.warmup_launches < m.options.warmup_min_launches ||
           seconds_since(warm0) * 1e3 < m.options.warmup_min_ms)) {
     m.flush_l2(flush);
-    check_cuda(launch(m.stream), "kernel launch (warm-up)");
-    check_cuda(cudaStreamSynchronize(m.stream), "kernel execution (warm-up)");
+    FLASHTUNE_CUDA_CHECK(launch(m.stream));
+    FLASHTUNE_CUDA_CHECK(cudaStreamSynchronize(m.stream));
     ++r.warmup_launches;
   }
 

@@ -8,19 +8,13 @@
 
 #include <functional>
 #include <memory>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "kernels/cuda_check.h"  // CudaError, FLASHTUNE_CUDA_CHECK
 #include "tuner/sample_stats.h"
 
 namespace flashtune {
-
-// A CUDA call failed; the message names the call and the CUDA error.
-class CudaError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 struct HarnessOptions {
   StoppingRule rule;
@@ -64,8 +58,5 @@ class TimingHarness {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
-
-// Throws CudaError("<what>: <cuda error name>: <description>") unless err is cudaSuccess.
-void check_cuda(cudaError_t err, const std::string& what);
 
 }  // namespace flashtune

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "kernels/cuda_check.h"
+
 namespace flashtune {
 
 std::size_t attention_elements(const Workload& w) { return std::size_t(w.B) * std::size_t(w.N) * std::size_t(w.d); }
@@ -12,7 +14,7 @@ AttentionInputs random_inputs(const Workload& w, float lo, float hi, std::uint64
   fill_uniform(in.q.data(), n, lo, hi, 3 * seed + 0, stream);
   fill_uniform(in.k.data(), n, lo, hi, 3 * seed + 1, stream);
   fill_uniform(in.v.data(), n, lo, hi, 3 * seed + 2, stream);
-  check_cuda(cudaStreamSynchronize(stream), "random input fill");
+  FLASHTUNE_CUDA_CHECK(cudaStreamSynchronize(stream));
   return in;
 }
 
@@ -24,32 +26,30 @@ AttentionInputs upload_inputs(const Workload& w, const std::vector<float>& q, co
   in.k.copy_from_host(k);
   in.v.copy_from_host(v);
   // A pageable cudaMemcpy may return before its DMA lands; later work runs on non-blocking streams.
-  check_cuda(cudaDeviceSynchronize(), "input upload");
+  FLASHTUNE_CUDA_CHECK(cudaDeviceSynchronize());
   return in;
 }
 
 std::vector<double> reference_on_host(const AttentionInputs& in, cudaStream_t stream) {
   DeviceBuffer<double> ref(in.elements());
   ref.poison_nan(stream);
-  check_cuda(attention_reference_gpu(in.q.data(), in.k.data(), in.v.data(), ref.data(), in.workload, stream),
-             "attention_reference_gpu launch");
-  check_cuda(cudaStreamSynchronize(stream), "attention_reference_gpu");
+  FLASHTUNE_CUDA_CHECK(attention_reference_gpu(in.q.data(), in.k.data(), in.v.data(), ref.data(), in.workload, stream));
+  FLASHTUNE_CUDA_CHECK(cudaStreamSynchronize(stream));
   return ref.to_host();
 }
 
 std::vector<float> run_once(const KernelInstance& kernel, const AttentionInputs& in, DeviceBuffer<float>& o,
                             cudaStream_t stream) {
   o.poison_nan(stream);
-  check_cuda(kernel.launch(in.q.data(), in.k.data(), in.v.data(), o.data(), in.workload, stream),
-             kernel.name() + " launch");
-  check_cuda(cudaStreamSynchronize(stream), kernel.name() + " execution");
+  FLASHTUNE_CUDA_CHECK(kernel.launch(in.q.data(), in.k.data(), in.v.data(), o.data(), in.workload, stream));
+  FLASHTUNE_CUDA_CHECK(cudaStreamSynchronize(stream));
   return o.to_host();
 }
 
 ErrorStats verify_on_random_inputs(const KernelInstance& kernel, const Workload& w, float lo, float hi,
                                    std::uint64_t seed) {
   cudaStream_t stream = nullptr;
-  check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  FLASHTUNE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   struct StreamGuard {
     cudaStream_t s;
     ~StreamGuard() { cudaStreamDestroy(s); }
