@@ -54,13 +54,27 @@ TEST(Baselines, RooflineIsComputeOrCompulsoryDram) {
   EXPECT_DOUBLE_EQ(r.time_s, r.compute_s);
 }
 
-TEST(DramRule, CompulsoryWhileTheWorkingSetFits) {
-  const GpuSpec g = spec("nvidia-h200");
-  const TileConfig c{Variant::RowReg, 64, 128, 32, Layout::Plain};
+// The DRAM rule on row_reg d64 128x32 at N = 2048 (16 query tiles per entry, 10 entries), on the
+// H200 spec or on one whose L2 is shrunk to 2 partitions x 1 MB (x 0.9 usable).
+struct DramCase {
+  GpuSpec gpu = spec("nvidia-h200");
+  TileConfig c{Variant::RowReg, 64, 128, 32, Layout::Plain};
   ConfigCatalog cat;
-  const Workload w{10, 2048, 64, false, 0};
-  const Counts n = count_work(w, cat.analysis(c));
-  const DramEstimate e = estimate_dram(w, c, n, 132 * 4, false, g, Coefficients{});
+  Workload w;
+  Counts n;
+  DramCase(bool small_l2, bool causal) : w{10, 2048, 64, causal, 0} {
+    if (small_l2) gpu.l2_bytes = 2 * 1024 * 1024;
+    n = count_work(w, cat.analysis(c));
+  }
+  DramEstimate estimate(long long resident_blocks, bool heavy_first) {
+    return estimate_dram(w, c, n, resident_blocks, heavy_first, gpu, Coefficients{});
+  }
+};
+
+TEST(DramRule, CompulsoryWhileTheWorkingSetFits) {
+  DramCase k(false, false);
+  const Counts& n = k.n;
+  const DramEstimate e = k.estimate(132 * 4, false);
   EXPECT_DOUBLE_EQ(e.bytes, n.dram_compulsory_bytes);
   EXPECT_DOUBLE_EQ(e.reread_hit_fraction, 1.0);
 }
@@ -71,13 +85,9 @@ TEST(DramRule, CompulsoryWhileTheWorkingSetFits) {
 // row_smem/row_reg: 1.00-1.01x Q+K+V, where the rule that applied the miss share to every re-read
 // said up to 10.6x; docs/counters.md).
 TEST(DramRule, CoResidentBlocksOfAnEntryShareItsKv) {
-  GpuSpec g = spec("nvidia-h200");
-  g.l2_bytes = 2 * 1024 * 1024;  // 2 partitions x 1 MB x 0.9 usable
-  const TileConfig c{Variant::RowReg, 64, 128, 32, Layout::Plain};
-  ConfigCatalog cat;
-  const Workload w{10, 2048, 64, false, 0};
-  const Counts n = count_work(w, cat.analysis(c));
-  const DramEstimate e = estimate_dram(w, c, n, 132 * 4, false, g, Coefficients{});
+  DramCase k(true, false);
+  const Counts& n = k.n;
+  const DramEstimate e = k.estimate(132 * 4, false);
   EXPECT_EQ(e.entries_in_flight, 10);
   EXPECT_EQ(e.sweeps_per_entry, 1);
   EXPECT_LT(e.reread_hit_fraction, 0.1);
@@ -87,13 +97,9 @@ TEST(DramRule, CoResidentBlocksOfAnEntryShareItsKv) {
 // With 4 resident blocks an entry's 16 query tiles run in S = 4 sweeps; the 3 later sweeps re-read
 // K/V after 2 entries' K/V (a sweep straddles two) and 4 Q/O tiles went through L2.
 TEST(DramRule, LaterSweepsOfAnEntryMissWhenTheWorkingSetOutgrowsL2) {
-  GpuSpec g = spec("nvidia-h200");
-  g.l2_bytes = 2 * 1024 * 1024;
-  const TileConfig c{Variant::RowReg, 64, 128, 32, Layout::Plain};
-  ConfigCatalog cat;
-  const Workload w{10, 2048, 64, false, 0};
-  const Counts n = count_work(w, cat.analysis(c));
-  const DramEstimate e = estimate_dram(w, c, n, 4, false, g, Coefficients{});
+  DramCase k(true, false);
+  const Counts& n = k.n;
+  const DramEstimate e = k.estimate(4, false);
   EXPECT_EQ(e.sweeps_per_entry, 4);
   EXPECT_EQ(e.entries_in_flight, 2);
   const double W = 2 * (2.0 * 2048 * 64 * 4) + 4 * (2.0 * 128 * 64 * 4);
@@ -110,18 +116,13 @@ TEST(DramRule, LaterSweepsOfAnEntryMissWhenTheWorkingSetOutgrowsL2) {
 // L2. (Measured on the H200, g_n128_b8192_d32_causal regtile_2d 32x64: 2.3x the compulsory reads,
 // where a window of the resident entries alone fits in L2 and predicts none.)
 TEST(DramRule, BatchFastestGridsSweepEachEntryOncePerTileRank) {
-  GpuSpec g = spec("nvidia-h200");
-  g.l2_bytes = 2 * 1024 * 1024;
-  const TileConfig c{Variant::RowReg, 64, 128, 32, Layout::Plain};
-  ConfigCatalog cat;
-  const Workload w{10, 2048, 64, true, 0};
-  const Counts n = count_work(w, cat.analysis(c));
-  const DramEstimate e = estimate_dram(w, c, n, 4, true, g, Coefficients{});
+  DramCase k(true, true);
+  const DramEstimate e = k.estimate(4, true);
   EXPECT_EQ(e.sweeps_per_entry, 16);
   EXPECT_EQ(e.entries_in_flight, 10);
   EXPECT_DOUBLE_EQ(e.working_set_bytes, 10 * (2.0 * 2048 * 64 * 4) + 10 * (2.0 * 128 * 64 * 4));
   // Tile-fastest (a light-first kernel) keeps an entry's tiles together: 4 sweeps, 2 entries.
-  const DramEstimate t = estimate_dram(w, c, n, 4, false, g, Coefficients{});
+  const DramEstimate t = k.estimate(4, false);
   EXPECT_EQ(t.sweeps_per_entry, 4);
   EXPECT_EQ(t.entries_in_flight, 2);
   EXPECT_GT(e.bytes, t.bytes);
