@@ -208,8 +208,14 @@ Prediction predict(const Workload& w, const GeometryAnalysis& g, const GpuSpec& 
     if (p.imbalance < 1.0)
       for (Pipe q : kAllPipes) p.pipes[q] *= p.imbalance;
   }
-  p.time_s += double(p.waves.waves) * block_latency;
-  p.overhead_s = double(p.waves.waves) * block_latency + c.launch_overhead_us * 1e-6;
+  // A block's start and drain (launch, Q and the first K/V tile in flight, O's store) stall that
+  // block alone: the k - 1 blocks resident beside it keep the SM's pipes busy meanwhile, so per
+  // wave only what their work does not cover is exposed (all of it at one block per SM).
+  const double k_resident = p.occupancy.blocks_per_sm;
+  const double others_work = (k_resident - 1.0) / k_resident * wave_time(k_resident, per_wave, nullptr);
+  const double exposed_latency = std::max(0.0, block_latency - others_work);
+  p.time_s += double(p.waves.waves) * exposed_latency;
+  p.overhead_s = double(p.waves.waves) * exposed_latency + c.launch_overhead_us * 1e-6;
   p.time_s += c.launch_overhead_us * 1e-6;
   p.bound = Pipe::Fp32;
   for (Pipe q : kAllPipes)

@@ -23,7 +23,8 @@
 //   l2         = n x L2 bytes per block   / (L2 bandwidth x l2_efficiency)
 //   dram       = n x DRAM bytes per block / (DRAM bandwidth x dram_efficiency)
 //   wave time  = smax(max(smax(fp32, tensor, sfu, shared, issue), chain), l2, dram)
-//                + block_latency_cycles / clock
+//                + max(0, block_latency_cycles / clock - (k - 1) / k x the wave's smax)
+//                (a block's start and drain, hidden behind the k - 1 blocks beside it)
 //                smax(x) = (sum x_i^p)^(1/p), p = overlap_exponent: pipes overlap in part; the
 //                chain's work part is smax of the one-block pipe terms, and since it holds the
 //                same work it bounds the pipes from below rather than adding to them
