@@ -243,6 +243,23 @@ TEST_F(PredictShipped, SmallerBrWinsALongCausalRowBecauseMoreBlocksShareEachSm) 
   EXPECT_NEAR(ps.time_s / pb.time_s, 2.57 / 3.34, 0.1);
 }
 
+// A block's start and drain hide behind the blocks resident beside it, pinned by a measured case
+// (H200, profiles/nvidia-h200.json, g_n128_b4096_d64): mma_1xtf32 d64 64x64 (128 threads, two
+// blocks per SM) ran in 0.213 ms, 128x64 (256 threads, one per SM: the same warps) in 0.269 ms.
+// Each block visits two K/V tiles, so its start is a large share of its time; with the whole
+// block latency added per wave at any occupancy the model ranked 128x64 first (26% regret).
+TEST_F(PredictShipped, TwoBlocksPerSmHideEachOthersStartBehindTheirWork) {
+  const ModelProfile fitted = load_model_profile(std::string(FLASHTUNE_TEST_GPU_DIR) + "/../../profiles/nvidia-h200.json");
+  const Workload w{4096, 128, 64, false, 0};
+  const TileConfig two{Variant::MmaTf32x1, 64, 64, 64, Layout::Swizzled};
+  const TileConfig one{Variant::MmaTf32x1, 64, 128, 64, Layout::Swizzled};
+  const Prediction p2 = predict(w, catalog.analysis(two), h200, fitted.coefficients, fitted.registers_for(two.name()));
+  const Prediction p1 = predict(w, catalog.analysis(one), h200, fitted.coefficients, fitted.registers_for(one.name()));
+  EXPECT_EQ(p2.occupancy.blocks_per_sm, 2 * p1.occupancy.blocks_per_sm);
+  EXPECT_LT(p2.time_s, p1.time_s);
+  EXPECT_LT(p2.overhead_s, p1.overhead_s);  // the exposed start is the difference
+}
+
 TEST_F(PredictShipped, OneBlockMoreThanAFullWaveCostsATailWave) {
   // N = Br: one query tile per batch entry, so B counts blocks.
   const TileConfig c{Variant::RowReg, 64, 128, 32, Layout::Plain};
