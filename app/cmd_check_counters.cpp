@@ -147,8 +147,9 @@ int check_counters_command(const CheckCountersOptions& o) {
                   t.info.name, t.info.metric, t.missing, observations.size());
   for (const model::TermCheck& t : check.terms)
     if (selected(t) && t.not_applicable > 0)
-      std::printf("\nterm %s: not compared on the %d SIMT measurements (their tensor-pipe count is ptxas's HFMA2.MMA "
-                  "register moves, which the model does not count)\n",
+      std::printf("\nterm %s: not compared on the %d SIMT measurements (tensor-core variants only: where a SIMT "
+                  "kernel's tensor-pipe count was collected, it is ptxas's HFMA2.MMA register moves, which the "
+                  "model does not count)\n",
                   t.info.name, t.not_applicable);
   if (!check.skipped.empty()) {
     std::printf("\n%zu skipped:\n", check.skipped.size());

@@ -196,10 +196,11 @@ Prediction predict(const Workload& w, const GeometryAnalysis& g, const GpuSpec& 
   // Causal grids: unequal blocks share the SMs (block_schedule.h). The time unit is a full SM's
   // time per mean block; a block alone runs `solo` of them (its serial path, or its own share of
   // the pipes when one block saturates them).
+  const double k_resident = p.occupancy.blocks_per_sm;
+  const double full_wave = wave_time(k_resident, per_wave, nullptr);
   p.time_s = waves_s;
   if (w.causal) {
-    const double k = p.occupancy.blocks_per_sm;
-    const double unit = wave_time(k, per_wave, nullptr) / k;
+    const double unit = full_wave / k_resident;
     const double solo = wave_time(1.0, gpu.sm_count, nullptr) / unit;
     const SharedSmGrid grid{g.config.Br, g.config.Bc, g.causal_heavy_first, gpu.sm_count, p.occupancy.blocks_per_sm};
     p.time_s = shared_sm_makespan(w, grid, solo) * unit;
@@ -211,8 +212,7 @@ Prediction predict(const Workload& w, const GeometryAnalysis& g, const GpuSpec& 
   // A block's start and drain (launch, Q and the first K/V tile in flight, O's store) stall that
   // block alone: the k - 1 blocks resident beside it keep the SM's pipes busy meanwhile, so per
   // wave only what their work does not cover is exposed (all of it at one block per SM).
-  const double k_resident = p.occupancy.blocks_per_sm;
-  const double others_work = (k_resident - 1.0) / k_resident * wave_time(k_resident, per_wave, nullptr);
+  const double others_work = (k_resident - 1.0) / k_resident * full_wave;
   const double exposed_latency = std::max(0.0, block_latency - others_work);
   p.time_s += double(p.waves.waves) * exposed_latency;
   p.overhead_s = double(p.waves.waves) * exposed_latency + c.launch_overhead_us * 1e-6;

@@ -135,6 +135,12 @@ class PredictShipped : public ::testing::Test {
   Prediction run(const TileConfig& c, const Workload& w, const Coefficients& k = {}) {
     return predict(w, catalog.analysis(c), h200, k);
   }
+  // With the shipped H200 profile's fitted coefficients and compiled registers.
+  Prediction run_fitted(const TileConfig& c, const Workload& w) {
+    static const ModelProfile fitted =
+        load_model_profile(std::string(FLASHTUNE_TEST_GPU_DIR) + "/../../profiles/nvidia-h200.json");
+    return predict(w, catalog.analysis(c), h200, fitted.coefficients, fitted.registers_for(c.name()));
+  }
 };
 
 TEST_F(PredictShipped, NeverBeatsTheRooflineAndReportsEverything) {
@@ -232,12 +238,9 @@ TEST(SharedSmSchedule, HeavyFirstKernelsScheduleLongestFirstOverTheWholeGrid) {
 // on its SM at the end, sets the time; Br = 32 makes 1024 blocks with more of them resident per
 // SM, so as the short ones finish the long ones take over the SM's throughput.
 TEST_F(PredictShipped, SmallerBrWinsALongCausalRowBecauseMoreBlocksShareEachSm) {
-  const ModelProfile fitted = load_model_profile(std::string(FLASHTUNE_TEST_GPU_DIR) + "/../../profiles/nvidia-h200.json");
   const Workload w{1, 32768, 32, true, 0};
-  const TileConfig small{Variant::RegTile2D, 32, 32, 64, Layout::Swizzled};
-  const TileConfig big{Variant::RegTile2D, 32, 128, 64, Layout::Swizzled};
-  const Prediction ps = predict(w, catalog.analysis(small), h200, fitted.coefficients, fitted.registers_for(small.name()));
-  const Prediction pb = predict(w, catalog.analysis(big), h200, fitted.coefficients, fitted.registers_for(big.name()));
+  const Prediction ps = run_fitted({Variant::RegTile2D, 32, 32, 64, Layout::Swizzled}, w);
+  const Prediction pb = run_fitted({Variant::RegTile2D, 32, 128, 64, Layout::Swizzled}, w);
   EXPECT_GT(ps.occupancy.blocks_per_sm, pb.occupancy.blocks_per_sm);
   EXPECT_LT(ps.time_s, 0.9 * pb.time_s);
   EXPECT_NEAR(ps.time_s / pb.time_s, 2.57 / 3.34, 0.1);
@@ -249,12 +252,9 @@ TEST_F(PredictShipped, SmallerBrWinsALongCausalRowBecauseMoreBlocksShareEachSm) 
 // Each block visits two K/V tiles, so its start is a large share of its time; with the whole
 // block latency added per wave at any occupancy the model ranked 128x64 first (26% regret).
 TEST_F(PredictShipped, TwoBlocksPerSmHideEachOthersStartBehindTheirWork) {
-  const ModelProfile fitted = load_model_profile(std::string(FLASHTUNE_TEST_GPU_DIR) + "/../../profiles/nvidia-h200.json");
   const Workload w{4096, 128, 64, false, 0};
-  const TileConfig two{Variant::MmaTf32x1, 64, 64, 64, Layout::Swizzled};
-  const TileConfig one{Variant::MmaTf32x1, 64, 128, 64, Layout::Swizzled};
-  const Prediction p2 = predict(w, catalog.analysis(two), h200, fitted.coefficients, fitted.registers_for(two.name()));
-  const Prediction p1 = predict(w, catalog.analysis(one), h200, fitted.coefficients, fitted.registers_for(one.name()));
+  const Prediction p2 = run_fitted({Variant::MmaTf32x1, 64, 64, 64, Layout::Swizzled}, w);
+  const Prediction p1 = run_fitted({Variant::MmaTf32x1, 64, 128, 64, Layout::Swizzled}, w);
   EXPECT_EQ(p2.occupancy.blocks_per_sm, 2 * p1.occupancy.blocks_per_sm);
   EXPECT_LT(p2.time_s, p1.time_s);
   EXPECT_LT(p2.overhead_s, p1.overhead_s);  // the exposed start is the difference
