@@ -81,7 +81,7 @@ std::string describe(Eigen::LevenbergMarquardtSpace::Status s) {
 std::vector<std::string> default_free_coefficients() {
   return {"fp32_efficiency",    "smem_efficiency",         "issue_overhead",       "l2_efficiency",
           "latency_warps",      "shared_latency_warps",    "iteration_latency_cycles", "overlapped_iteration_cycles",
-          "block_latency_cycles", "launch_overhead_us", "overlap_exponent", "tensor_efficiency"};
+          "block_latency_cycles", "launch_overhead_us", "overlap_exponent", "tensor_efficiency", "memory_overlap_exponent"};
 }
 
 bool coefficient_informed(const std::string& name, const std::vector<const FitPoint*>& points) {

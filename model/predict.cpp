@@ -51,8 +51,10 @@ struct BlockWork {  // seconds of one mean block at the full SM rate, per SM-loc
 // request holds the pipe for `wavefronts per request` clocks, so conflicted (or 16-byte) accesses
 // saturate it with proportionally fewer warps.
 struct Saturation {
-  double latency_warps, shared_warps;
+  double latency_warps, shared_warps, schedulers;
   double instr(double warps) const { return std::min(1.0, warps / latency_warps); }
+  // A warp issues on one sub-partition's tensor core: fewer warps than schedulers leave some idle.
+  double tensor(double warps) const { return std::min(1.0, warps / schedulers); }
   double shared(double warps) const { return std::min(1.0, warps / shared_warps); }
 };
 
@@ -77,12 +79,12 @@ WaveTerms wave_terms(const BlockWork& b, double k, double n, double warps_per_bl
   WaveTerms t{};
   const double many = k * warps_per_block;
   t.fp32 = k * b.fp32 / sat.instr(many);
-  t.tensor = k * b.tensor;  // no latency stretch: see predict.h
+  t.tensor = k * b.tensor / sat.tensor(many);  // no latency stretch beyond that: see predict.h
   t.sfu = k * b.sfu / sat.instr(many);
   t.shared = k * b.shared / sat.shared(many);
   t.issue = k * b.issue / sat.instr(many);
   // One block alone: its own warps set the rate of each pipe; then its exposed stalls.
-  const double one[] = {b.fp32 / sat.instr(warps_per_block), b.tensor,
+  const double one[] = {b.fp32 / sat.instr(warps_per_block), b.tensor / sat.tensor(warps_per_block),
                         b.sfu / sat.instr(warps_per_block), b.shared / sat.shared(warps_per_block),
                         b.issue / sat.instr(warps_per_block)};
   const Pipe names[] = {Pipe::Fp32, Pipe::Tensor, Pipe::Sfu, Pipe::Shared, Pipe::Issue};
@@ -151,18 +153,18 @@ Prediction predict(const Workload& w, const GeometryAnalysis& g, const GpuSpec& 
   const double wpb = p.occupancy.warps_per_block;
   const double block_latency = c.block_latency_cycles / clock;
 
-  Saturation sat{c.latency_warps, c.shared_latency_warps};
+  Saturation sat{c.latency_warps, c.shared_latency_warps, double(gpu.warp_schedulers_per_sm)};
   if (n.smem_wavefronts > 0) sat.shared_warps = std::max(1.0, c.shared_latency_warps * n.smem_requests / n.smem_wavefronts);
 
   // One wave with k mean blocks resident per SM and nblocks in all: its terms and its time. The SM
   // pipes overlap in part (soft maximum); a wave cannot beat one block's serial path (the chain,
   // which already holds that block's share of the same pipes, so it is not added to them); L2
-  // and DRAM traffic overlaps the SM's work in part again.
+  // and DRAM traffic overlaps the SM's work in part again, by its own exponent.
   auto wave_time = [&](double k, double nblocks, WaveTerms* terms) {
     const WaveTerms t = wave_terms(b, k, nblocks, wpb, stall, l2_per_block, dram_per_block, sat, c.overlap_exponent);
     const double sm_pipes = soft_max({t.fp32, t.tensor, t.sfu, t.shared, t.issue}, c.overlap_exponent);
     if (terms) *terms = t;
-    return soft_max({std::max(sm_pipes, t.chain), t.l2, t.dram}, c.overlap_exponent);
+    return soft_max({std::max(sm_pipes, t.chain), t.l2, t.dram}, c.memory_overlap_exponent);
   };
   // Time each pipe bounded (the winner of each wave), to name the bound.
   PipeTimes bounded;

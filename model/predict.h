@@ -8,8 +8,12 @@
 //   issue = (1 + issue_overhead) x warp instructions / (schedulers x clock x issue_efficiency)
 // A pipe runs at full rate only with enough resident warps W:
 //   h(W)        = min(1, W / latency_warps)                      FP32, SFU, issue
-//   (the tensor pipe takes none: each warp issues Bc/8 or d/8 independent mma per k-step, so a
-//    few warps per scheduler keep it fed; tensor_efficiency holds what mma.sync loses)
+//   h_tensor(W) = min(1, W / schedulers)                          tensor
+//   (no latency stretch: each warp issues Bc/8 or d/8 independent mma per k-step, so one warp
+//    per scheduler keeps its tensor core fed; tensor_efficiency holds what mma.sync loses. But a
+//    warp lives on one of the SM's sub-partitions, each with its own tensor core: with fewer
+//    resident warps than schedulers the others idle. mma_3xtf32 d128 32x64, two warps on the
+//    SM, measured 2.42x the 64x64 config's time on the H200, n1k_d128; predicted 1.5x without it)
 //   h_shared(W) = min(1, W x (wavefronts / requests) / shared_latency_warps)
 //                 (a request holds the shared pipe one clock per wavefront, so conflicted or
 //                  16-byte accesses saturate it with fewer warps)
@@ -22,12 +26,14 @@
 //                 exposed load/barrier latency of every K/V iteration; binds at low occupancy)
 //   l2         = n x L2 bytes per block   / (L2 bandwidth x l2_efficiency)
 //   dram       = n x DRAM bytes per block / (DRAM bandwidth x dram_efficiency)
-//   wave time  = smax(max(smax(fp32, tensor, sfu, shared, issue), chain), l2, dram)
+//   wave time  = smax_m(max(smax(fp32, tensor, sfu, shared, issue), chain), l2, dram)
 //                + max(0, block_latency_cycles / clock - (k - 1) / k x the wave's smax)
 //                (a block's start and drain, hidden behind the k - 1 blocks beside it)
 //                smax(x) = (sum x_i^p)^(1/p), p = overlap_exponent: pipes overlap in part; the
 //                chain's work part is smax of the one-block pipe terms, and since it holds the
-//                same work it bounds the pipes from below rather than adding to them
+//                same work it bounds the pipes from below rather than adding to them;
+//                smax_m the same with p = memory_overlap_exponent: how far the SM's work hides
+//                its L2 and DRAM traffic is another matter than how far its pipes hide each other
 // The bound is the term that won the most time over the waves (for the chain: its larger part,
 // a pipe or "latency").
 // time = full waves x full-wave time + tail-wave time (causal: the shared-SM schedule of

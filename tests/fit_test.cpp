@@ -173,7 +173,7 @@ TEST(CoefficientFit, TooFewMeasurementsSaysHowManyAreNeeded) {
     fit_coefficients(few, ds.gpu, {}, default_free_coefficients());
     FAIL() << "expected an error";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("3 ok measurements, at least 55 needed"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("3 ok measurements, at least 60 needed"), std::string::npos) << e.what();
   }
   EXPECT_THROW(check_coefficient_names({"fp32_eff"}), std::invalid_argument);
 }

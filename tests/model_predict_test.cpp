@@ -260,6 +260,24 @@ TEST_F(PredictShipped, TwoBlocksPerSmHideEachOthersStartBehindTheirWork) {
   EXPECT_LT(p2.overhead_s, p1.overhead_s);  // the exposed start is the difference
 }
 
+// A warp issues on one of the SM's four sub-partitions, each with its own tensor core: a block of
+// two warps alone on its SM leaves two tensor cores idle. Pinned by a measured case (H200,
+// profiles/nvidia-h200.json, n1k_d128): mma_3xtf32 d128 32x64 (64 threads, one block per SM by
+// shared memory) ran in 1.402 ms, 64x64 (128 threads, one per SM) in 0.580 ms: 2.42x for the same
+// FLOPs. With the tensor pipe at full rate at any warp count the model put them 1.5x apart.
+TEST_F(PredictShipped, TwoWarpsOnAnSmLeaveHalfItsTensorCoresIdle) {
+  const Workload w{64, 1024, 128, false, 0};
+  const Prediction two = run_fitted({Variant::MmaTf32x3, 128, 32, 64, Layout::Swizzled}, w);
+  const Prediction four = run_fitted({Variant::MmaTf32x3, 128, 64, 64, Layout::Swizzled}, w);
+  ASSERT_EQ(two.occupancy.warps_per_sm, 2);
+  ASSERT_EQ(four.occupancy.warps_per_sm, 4);
+  EXPECT_DOUBLE_EQ(two.counts.mma, four.counts.mma);
+  // Half the tensor cores: twice the tensor-pipe time (over the same number of full waves).
+  EXPECT_NEAR(two.pipes.tensor / four.pipes.tensor, 2.0, 0.1);
+  EXPECT_NEAR(two.time_s / four.time_s, 1.402 / 0.580, 0.5);
+  EXPECT_GT(two.time_s, 1.8 * four.time_s);
+}
+
 TEST_F(PredictShipped, OneBlockMoreThanAFullWaveCostsATailWave) {
   // N = Br: one query tile per batch entry, so B counts blocks.
   const TileConfig c{Variant::RowReg, 64, 128, 32, Layout::Plain};
