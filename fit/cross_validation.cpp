@@ -19,7 +19,7 @@ std::string group_of(const FitPoint& p, Holdout by) {
 }
 
 ScoredPoint scored(const FitPoint& p, double predicted_s) {
-  return {p.workload, p.config, variant_name(p.c.variant), p.measured_s, predicted_s};
+  return {p.workload, p.config, variant_name(p.c.variant), p.measured_s, predicted_s, p.geometry ? p.geometry->smem_bytes : 0};
 }
 
 }  // namespace

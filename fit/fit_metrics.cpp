@@ -6,7 +6,14 @@
 #include <map>
 #include <numeric>
 
+#include "model/rank.h"
+
 namespace flashtune::fit {
+
+bool ScoredPoint::picked_before(const ScoredPoint& o) const {
+  return model::predicted_before(predicted_s, smem_bytes, o.predicted_s, o.smem_bytes);
+}
+
 namespace {
 
 std::vector<double> ranks(const std::vector<double>& v) {
@@ -64,7 +71,7 @@ std::vector<WorkloadRegret> per_workload(const std::vector<ScoredPoint>& points)
     std::vector<double> m, p;
     for (const ScoredPoint* s : v) {
       if (s->measured_s < best->measured_s) best = s;
-      if (s->predicted_s < pick->predicted_s) pick = s;
+      if (s->picked_before(*pick)) pick = s;
       m.push_back(s->measured_s);
       p.push_back(s->predicted_s);
     }

@@ -15,6 +15,9 @@ namespace flashtune::fit {
 struct ScoredPoint {
   std::string workload, config, variant;
   double measured_s = 0, predicted_s = 0;
+  int smem_bytes = 0;  // per block: breaks ties between equal predictions (model::predicted_before)
+  // Whether this is the model's choice over `o` (model/rank.h: one order for every pick).
+  bool picked_before(const ScoredPoint& o) const;
 };
 
 struct AccuracyMetrics {

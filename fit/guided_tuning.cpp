@@ -24,7 +24,7 @@ std::vector<GuidedResult> evaluate_guided(const std::vector<ScoredPoint>& points
       double best = v[0]->measured_s;
       for (const ScoredPoint* s : v) best = std::min(best, s->measured_s);
       std::partial_sort(v.begin(), v.begin() + k, v.end(),
-                        [](const ScoredPoint* a, const ScoredPoint* b) { return a->predicted_s < b->predicted_s; });
+                        [](const ScoredPoint* a, const ScoredPoint* b) { return a->picked_before(*b); });
       double found = v[0]->measured_s;
       for (int i = 0; i < k; ++i) found = std::min(found, v[std::size_t(i)]->measured_s);
       const double regret = 100.0 * (found / best - 1.0);

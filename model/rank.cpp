@@ -4,6 +4,11 @@
 
 namespace flashtune::model {
 
+bool predicted_before(double time_a, int smem_bytes_a, double time_b, int smem_bytes_b) {
+  if (time_a != time_b) return time_a < time_b;
+  return smem_bytes_a < smem_bytes_b;
+}
+
 Ranking rank_configs(const Workload& w, const std::vector<TileConfig>& configs, const GpuSpec& gpu,
                      const ModelProfile& profile, ConfigCatalog& catalog) {
   Ranking r;
@@ -24,7 +29,7 @@ Ranking rank_configs(const Workload& w, const std::vector<TileConfig>& configs, 
       r.ranked.push_back(std::move(row));
   }
   std::stable_sort(r.ranked.begin(), r.ranked.end(), [](const RankedConfig& a, const RankedConfig& b) {
-    return a.prediction.time_s < b.prediction.time_s;
+    return predicted_before(a.prediction.time_s, a.geometry->smem_bytes, b.prediction.time_s, b.geometry->smem_bytes);
   });
   return r;
 }

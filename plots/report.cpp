@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <map>
 
+#include "model/rank.h"
 #include "plots/accuracy.h"
 
 namespace flashtune::plots {
@@ -34,7 +35,9 @@ std::string best_table(const std::vector<PlotPoint>& pts) {
   std::map<std::string, const PlotPoint*> pick;
   for (const PlotPoint& p : pts) {
     auto& q = pick[p.m.workload_name];
-    if (!q || p.ours.time_s < q->ours.time_s) q = &p;
+    if (!q || model::predicted_before(p.ours.time_s, p.ours.occupancy.smem_allocated_per_block, q->ours.time_s,
+                                      q->ours.occupancy.smem_allocated_per_block))
+      q = &p;
   }
   std::string s =
       "| workload | shape | best measured config | measured (ms) | model's pick | its measured (ms) | pick / best |\n"

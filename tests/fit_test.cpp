@@ -73,6 +73,23 @@ TEST(FitMetrics, RegretIsThePicksMeasuredTimeOverTheBest) {
   EXPECT_NEAR(g[1].share_measured, 2.0 / 3.0, 1e-12);
 }
 
+// Equal predictions (a padded and a swizzled tile of the same work) pick the smaller shared
+// memory footprint, whatever the profile's order: in the top-1 pick and in the top-K measured.
+TEST(FitMetrics, EqualPredictionsPickTheSmallerSharedMemoryFootprint) {
+  const std::vector<ScoredPoint> pts = {{"w", "padded", "v", 1.05, 1.0, 71680},
+                                        {"w", "swizzled", "v", 1.00, 1.0, 65536},
+                                        {"w", "slow", "v", 2.00, 2.0, 1024}};
+  const std::vector<WorkloadRegret> r = per_workload(pts);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].pick, "swizzled");
+  EXPECT_NEAR(r[0].regret, 0.0, 1e-12);
+  EXPECT_NEAR(evaluate_guided(pts, {{"K=1", 1, 0}})[0].max_regret, 0.0, 1e-12);
+  // A faster prediction still wins over a smaller footprint.
+  EXPECT_TRUE(pts[0].picked_before(pts[2]));
+  EXPECT_FALSE(pts[2].picked_before(pts[1]));
+  EXPECT_FALSE(pts[1].picked_before(pts[1]));  // a strict order
+}
+
 TEST(CoefficientFit, RecoversCoefficientsTheTimesWereMadeWith) {
   model::Coefficients truth;
   truth.fp32_efficiency = 0.62;

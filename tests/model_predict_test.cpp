@@ -383,6 +383,19 @@ TEST_F(PredictShipped, PascalRefusesTensorCoreConfigs) {
   EXPECT_THROW(predict({1, 1024, 64, false, 0}, catalog.analysis(c), none, Coefficients{}), std::invalid_argument);
 }
 
+// A padded and a swizzled mma tile predict the same time (same work, both conflict-free); the
+// ranking puts the packed (swizzled) one first, as measured on the H200 (model/rank.h).
+TEST_F(PredictShipped, RankingPutsSwizzledBeforeAnEqualPaddedTile) {
+  const Workload w{8, 1024, 64, false, 0};
+  const TileConfig padded{Variant::MmaTf32x3, 64, 64, 64, Layout::Padded};
+  const TileConfig swizzled{Variant::MmaTf32x3, 64, 64, 64, Layout::Swizzled};
+  ASSERT_EQ(run(padded, w).time_s, run(swizzled, w).time_s);
+  ASSERT_GT(catalog.analysis(padded).smem_bytes, catalog.analysis(swizzled).smem_bytes);
+  const Ranking r = rank_configs(w, {padded, swizzled}, h200, ModelProfile{}, catalog);
+  ASSERT_EQ(r.ranked.size(), 2u);
+  EXPECT_EQ(r.ranked[0].config.layout, Layout::Swizzled);
+}
+
 TEST_F(PredictShipped, RankConfigsLeavesTensorCoreConfigsOutOnPascalOnly) {
   const Workload w{8, 1024, 64, false, 0};
   std::vector<TileConfig> configs;
