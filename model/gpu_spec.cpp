@@ -166,7 +166,6 @@ GpuSpec gpu_spec_from_json(const json& doc, const std::string& path) {
   s.max_warps_per_sm = positive_int_figure(doc, path, "max_warps_per_sm");
   s.l2_bytes = integer_figure(doc, path, "l2_bytes");
   if (s.l2_bytes <= 0) fail(path, "field 'l2_bytes.value' must be positive");
-  s.l2_partitions = positive_int_figure(doc, path, "l2_partitions");
   s.dram_bandwidth_gbs = positive_number_figure(doc, path, "dram_bandwidth_gbs");
   s.l2_bandwidth_gbs = positive_number_figure(doc, path, "l2_bandwidth_gbs");
   s.dram_bandwidth_measured_gbs = optional_number_figure(doc, path, "dram_bandwidth_measured_gbs");

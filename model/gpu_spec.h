@@ -46,7 +46,6 @@ struct GpuSpec {
   int max_warps_per_sm = 0;
 
   long long l2_bytes = 0;
-  int l2_partitions = 1;
   double dram_bandwidth_gbs = 0;  // datasheet
   double l2_bandwidth_gbs = 0;    // estimate (see the file's source string)
   std::optional<double> dram_bandwidth_measured_gbs;

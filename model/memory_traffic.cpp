@@ -21,7 +21,7 @@ DramEstimate estimate_dram(const Workload& w, const TileConfig& c, const Counts&
   const double kv_per_entry = 2.0 * double(w.N) * w.d * 4.0;
   const double qo_per_block = 2.0 * double(c.Br) * w.d * 4.0;
   e.working_set_bytes = double(e.entries_in_flight) * kv_per_entry + blocks_between * qo_per_block;
-  e.usable_l2_bytes = double(gpu.l2_bytes) / gpu.l2_partitions * k.l2_capacity_fraction;
+  e.usable_l2_bytes = double(gpu.l2_bytes) * k.l2_capacity_fraction;
   e.reread_hit_fraction = e.working_set_bytes <= e.usable_l2_bytes ? 1.0 : e.usable_l2_bytes / e.working_set_bytes;
   const double compulsory_kv = 2.0 * double(w.B) * double(w.N) * w.d * 4.0;
   const double rereads = std::max(0.0, counts.l2_kv_bytes - compulsory_kv);

@@ -14,8 +14,10 @@
 //   working set        W = E x (K + V of one entry) + X x (Q + O tile)
 //                          (between two sweeps of a tile: the entries' K/V and the Q and O
 //                           tiles streamed through L2 meanwhile; X = R, batch-fastest B x T)
-//   usable L2          C = l2_bytes / l2_partitions x l2_capacity_fraction
-//                          (two-partition L2s may hold a line shared by all SMs in both halves)
+//   usable L2          C = l2_bytes x l2_capacity_fraction
+//                          (the whole L2, though Hopper's is two partitions: on the H200 a
+//                           33.5 MB K/V set swept batch-fastest, g_n1024_b128_d32_causal, read
+//                           1.34x Q+K+V from DRAM, as if it fit; half the L2 predicted 1.96x)
 //   DRAM bytes         = compulsory + (1 - min(1, C / W)) x min(L2 re-reads, (S - 1) x compulsory K/V)
 // (L2 re-reads: the L2 K/V bytes less the compulsory K/V.) Until 2026-11 the miss share applied
 // to every re-read (Tr - 1 sweeps, not S - 1): up to 300x the DRAM reads the H200 counted

@@ -104,7 +104,7 @@ TEST(DramRule, LaterSweepsOfAnEntryMissWhenTheWorkingSetOutgrowsL2) {
   EXPECT_EQ(e.entries_in_flight, 2);
   const double W = 2 * (2.0 * 2048 * 64 * 4) + 4 * (2.0 * 128 * 64 * 4);
   EXPECT_DOUBLE_EQ(e.working_set_bytes, W);
-  const double C = 1024.0 * 1024 * 0.9;
+  const double C = 2 * 1024.0 * 1024 * 0.9;  // the whole (2 MB) L2
   const double compulsory_kv = 2.0 * 10 * 2048 * 64 * 4;
   EXPECT_NEAR(e.bytes, n.dram_compulsory_bytes + (1 - C / W) * 3 * compulsory_kv, 1.0);
   EXPECT_LT(e.bytes, n.l2_bytes());
