@@ -128,17 +128,18 @@ TEST_F(ShippedH200Profile, StoreWavefrontsAreExactAloneAndNeverBelowTheSimulatio
 }
 
 // DRAM reads: Q + K + V plus the misses of later sweeps (model/memory_traffic.h). Median 0.3%,
-// 87% of the pairs within 5%; the rest are the 98 KB workload (a fixed ~50 KB of other reads),
+// 85.0% of the pairs within 5%; the rest are the 98 KB workload (a fixed ~50 KB of other reads),
 // those whose working set sits at the L2's capacity (t30, N = 16384 at d = 128), and the causal
-// grids of the heavy-first kernels (batch-fastest since 07ef846) whose B entries' K/V just
-// outgrow the usable L2, where the linear C / W rule counts too many misses (g_n1024_b128_d32_causal:
-// up to +98%; the same rule under-counted by up to 77% before it took the whole batch as the
-// re-read window).
+// grids of the heavy-first kernels (batch-fastest since 07ef846) whose B entries' K/V outgrow the
+// L2, where the linear C / W rule counts too few misses (g_n2048_b64_d64_causal and
+// g_n512_b256_d64_causal, 67 MB of K/V: down to -73%). With half the L2 as its capacity the rule
+// had 86.6% within 5% but +98% on g_n1024_b128_d32_causal (33.5 MB, read as if it fit) and picked
+// worse configs (model/memory_traffic.h).
 TEST_F(ShippedH200Profile, DramReadsFollowTheSweepRule) {
   const TermCheck& t = term("dram_read");
   EXPECT_LT(t.all.median_abs, 0.01);
-  EXPECT_GT(t.all.within_5pct, 0.85);
-  EXPECT_LT(t.all.max_abs, 1.0);
+  EXPECT_GT(t.all.within_5pct, 0.84);
+  EXPECT_LT(t.all.max_abs, 0.8);
 }
 
 // DRAM writes are O plus the write-back of the flush's dirty lines inside the range: O is a
