@@ -32,7 +32,7 @@ struct RefusedConfig {
 // them equal. Measured they are not: on the H200 swizzled beat padded on 73 of 74 mma_3xtf32
 // grid pairs and 48 of 48 unseen ones (2.5-7.7% apart; padded moved 1.3-1.6x the L2 tag bytes
 // for the same global addresses, a difference the model does not derive), and on 74 of 140
-// and 42 of 88 regtile_2d pairs (within 3%): the packed layout is never the worse bet.
+// and 42 of 88 regtile_2d pairs (within 3%): the packed layout is the better bet.
 // Every "model's pick" (rank_configs, the fit's top-1 and top-K) orders by this.
 bool predicted_before(double time_a, int smem_bytes_a, double time_b, int smem_bytes_b);
 
