@@ -22,6 +22,7 @@
 #include "model/gpu_spec.h"
 #include "model/predict.h"
 #include "model/profile.h"
+#include "model/rank.h"
 #include "profile/model_profile.h"
 #include "profile/profile.h"
 
@@ -47,10 +48,13 @@ const NamedWorkload& fixture_workload(const Profile& p, const std::string& name)
 }
 
 // The model's fastest config for w, computed config by config: every compiled config of w.d that
-// the precision admits and the device can run, predicted with the profile's coefficients and registers.
+// the precision admits and the device can run, predicted with the profile's coefficients and registers
+// (equal predictions: the smaller shared-memory footprint, model::predicted_before).
 struct ModelPick {
   TileConfig config;
   double ms = std::numeric_limits<double>::infinity();
+  double time_s = std::numeric_limits<double>::infinity();
+  int smem_bytes = 0;
   int candidates = 0;
 };
 ModelPick model_pick(const Workload& w, const model::GpuSpec& gpu, const DeviceLimits& dev,
@@ -64,8 +68,11 @@ ModelPick model_pick(const Workload& w, const model::GpuSpec& gpu, const DeviceL
         model::predict(w, catalog.analysis(c), gpu, profile.coefficients, profile.registers_for(c.name()));
     if (!p.refusal.empty()) continue;
     ++best.candidates;
-    if (p.time_s * 1e3 < best.ms) {
+    const int smem = catalog.analysis(c).smem_bytes;
+    if (model::predicted_before(p.time_s, smem, best.time_s, best.smem_bytes)) {
+      best.time_s = p.time_s;
       best.ms = p.time_s * 1e3;
+      best.smem_bytes = smem;
       best.config = c;
     }
   }
