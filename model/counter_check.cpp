@@ -33,6 +33,7 @@ double model_value(CounterTerm term, const Prediction& p) {
     case CounterTerm::Ffma: return c.ffma;
     case CounterTerm::Xu: return c.exp;
     case CounterTerm::Mma: return c.mma;
+    case CounterTerm::WarpInstructions: return c.warp_instructions;
   }
   return 0;
 }
@@ -77,6 +78,8 @@ const std::vector<CounterTermInfo>& counter_terms() {
       {CounterTerm::Mma, "mma", kTensorInstructionsMetric, nullptr,
        "mma.sync per tile x computing (warp, tile) pairs / warps", false, nullptr, /*optional=*/true,
        /*tensor_core_only=*/true},
+      {CounterTerm::WarpInstructions, "warp_instructions", kWarpInstructionsMetric, nullptr,
+       "FP32 + exp + shuffles + integer split / 32 + shared requests + mma", false, nullptr, /*optional=*/true},
   };
   return terms;
 }

@@ -37,12 +37,15 @@ enum class CounterTerm {
   Ffma,            // sm__sass_thread_inst_executed_op_ffma_pred_on.sum  vs counts.ffma
   Xu,              // smsp__thread_inst_executed_pipe_xu_pred_on.sum     vs counts.exp
   Mma,             // sm__inst_executed_pipe_tensor_op_hmma.sum          vs counts.mma (warp-level)
+  WarpInstructions,  // smsp__inst_executed.sum  vs counts.warp_instructions (the issue pipe's work)
 };
 
 // The CUPTI metric of the tensor-pipe term: warp-level HMMA instructions, which on sm_80 and
 // sm_90 include mma.sync m16n8k8 .tf32 (SASS HMMA.1688.F32.TF32). One place to change it; the
 // tuner collects it (CuptiProfiler::default_metrics).
 inline constexpr const char* kTensorInstructionsMetric = "sm__inst_executed_pipe_tensor_op_hmma.sum";
+// Every warp instruction executed: what the issue pipe (Pipe::Issue) spends its slots on.
+inline constexpr const char* kWarpInstructionsMetric = "smsp__inst_executed.sum";
 
 struct CounterTermInfo {
   CounterTerm term;

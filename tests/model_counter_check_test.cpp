@@ -80,8 +80,11 @@ TEST_F(ShippedH200Profile, MmaCountIsExactAgainstTheTensorPipeCounter) {
     EXPECT_DOUBLE_EQ(p.model, p.measured) << label(p);
   }
   for (const TermCheck& other : check_->terms) {
-    if (std::string(other.info.name) != "mma") {
-      EXPECT_EQ(other.missing, 0) << other.info.name;
+    const std::string name = other.info.name;
+    if (name == "warp_instructions") {
+      EXPECT_EQ(other.missing, 1915) << "the shipped grid was tuned before smsp__inst_executed was collected";
+    } else if (name != "mma") {
+      EXPECT_EQ(other.missing, 0) << name;
     }
   }
 }
@@ -178,7 +181,8 @@ TEST(CounterCheck, ComparesEachTermWithItsMetric) {
                  n.smem_store_wavefronts - n.smem_store_ideal + 0.1 * n.smem_store_wavefronts},
                 {"sm__sass_thread_inst_executed_op_ffma_pred_on.sum", n.ffma},
                 {"smsp__thread_inst_executed_pipe_xu_pred_on.sum", 0.5 * n.exp},
-                {kTensorInstructionsMetric, 1.0e6}};  // HFMA2.MMA moves: not compared on a SIMT kernel
+                {kTensorInstructionsMetric, 1.0e6},  // HFMA2.MMA moves: not compared on a SIMT kernel
+                {kWarpInstructionsMetric, n.warp_instructions}};
   const std::vector<CounterObservation> obs{o};
   const CounterCheck c = check_counters(obs, gpu, Coefficients{});
   ASSERT_EQ(c.terms.size(), counter_terms().size());
@@ -212,8 +216,9 @@ TEST(CounterCheck, MissingMetricIsSkippedAndUnknownTermNamed) {
   o.counters = {{"sm__sass_thread_inst_executed_op_ffma_pred_on.sum", 1.0}};
   const std::vector<CounterObservation> obs{o};
   const CounterCheck c = check_counters(obs, gpu, Coefficients{});
-  // Every term but ffma lacks its metric; the mma term does not apply to a SIMT config.
-  EXPECT_EQ(c.skipped.size(), counter_terms().size() - 2);
+  // Every term but ffma lacks its metric; the mma term does not apply to a SIMT config; the
+  // optional warp_instructions term (tuned since a later version) is missing but not listed.
+  EXPECT_EQ(c.skipped.size(), counter_terms().size() - 3);
   for (const TermCheck& t : c.terms) {
     const std::string name = t.info.name;
     EXPECT_EQ(t.missing, name == "ffma" || name == "mma" ? 0 : 1) << name;
@@ -260,7 +265,7 @@ TEST(CounterCheck, MmaTermComparesTheTensorInstructions) {
   ASSERT_EQ(mma->groups.size(), 1u);
   EXPECT_EQ(mma->groups[0].group, "mma_3xtf32");
   EXPECT_EQ(mma->groups[0].n, 2);
-  EXPECT_EQ(&counter_term("mma"), &counter_terms().back());
+  EXPECT_EQ(counter_term("mma").metric, kTensorInstructionsMetric);
   EXPECT_GT(g.per_kv_tile.mma, 0);
 }
 

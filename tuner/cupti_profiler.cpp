@@ -294,6 +294,20 @@ std::vector<std::string> CuptiProfiler::default_metrics() {
       "sm__sass_thread_inst_executed_op_ffma_pred_on.sum",
       "smsp__thread_inst_executed_pipe_xu_pred_on.sum",
       model::kTensorInstructionsMetric,  // mma.sync warp instructions (tensor-core variants)
+      model::kWarpInstructionsMetric,    // every warp instruction: the issue pipe's work
+      // The same split by the pipe that executes them: which instructions the traits' counts miss
+      // (address arithmetic on alu/fma, loop branches on cbu, uniform-datapath setup).
+      "smsp__inst_executed_pipe_alu.sum",
+      "smsp__inst_executed_pipe_fma.sum",
+      "smsp__inst_executed_pipe_lsu.sum",
+      "smsp__inst_executed_pipe_xu.sum",
+      "smsp__inst_executed_pipe_cbu.sum",
+      "smsp__inst_executed_pipe_adu.sum",
+      "smsp__inst_executed_pipe_uniform.sum",
+      // L2 read requests from the SMs and the sectors the crossbar returns to them: a padded tile's
+      // cp.async copies split into more, smaller requests than a swizzled tile's (same addresses).
+      "lts__t_requests_srcunit_tex_op_read.sum",
+      "l1tex__m_xbar2l1tex_read_sectors.sum",
   };
 }
 
