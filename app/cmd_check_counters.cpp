@@ -1,7 +1,9 @@
 // `flashtune check-counters`: the model's counts against the CUPTI counters of a profile, term by
 // term (model/counter_check.h): per term and per variant (variant/layout for shared memory) the
 // median and largest relative error and the share within 5%, then the K worst pairs of each term.
-// No GPU needed.
+// With --write-compiled-instructions it instead fits the compiled code's extra warp instructions
+// per config from the instruction counter and writes the table the model reads
+// (model/compiled_instruction_table.h). No GPU needed.
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -13,18 +15,20 @@
 
 #include "commands.h"
 #include "exit_codes.h"
+#include "fit/compiled_instruction_fit.h"
 #include "model/counter_check.h"
 #include "model/gpu_spec.h"
 #include "model/profile.h"
 #include "plots/counter_observations.h"
 #include "plots/plot_profile.h"
 #include "profile/model_profile.h"
+#include "profile/output_file.h"
 
 namespace flashtune::app {
 namespace {
 
 struct CheckCountersOptions {
-  std::string profile, gpu_spec, term;
+  std::string profile, gpu_spec, term, write_compiled;
   bool json = false;
   int worst = 5;
 };
@@ -58,6 +62,40 @@ void print_summary_row(const char* term, const model::ErrorSummary& s) {
               percent(s.max_abs).c_str(), 100.0 * s.within_5pct, signed_percent(s.median_signed).c_str());
 }
 
+// Fits the compiled-instruction table to the observations' instruction counter and writes it.
+int write_compiled_instructions(const CheckCountersOptions& o, const std::vector<model::CounterObservation>& observations) {
+  fit::CompiledInstructionFit f;
+  try {
+    f = fit::fit_compiled_instructions(observations, o.profile + ": flashtune check-counters --write-compiled-instructions");
+  } catch (const std::invalid_argument& e) {
+    throw CommandError{kExitUsage, o.profile + ": " + e.what()};
+  }
+  try {
+    StagedOutput out(o.write_compiled, model::compiled_instruction_table_json(f.table).dump(1) + "\n");
+    out.commit();
+  } catch (const OutputError& e) {
+    throw CommandError{kExitUsage, e.what()};
+  }
+  if (o.json) {
+    std::printf("%s\n", nlohmann::json({{"profile", o.profile},
+                                         {"written", o.write_compiled},
+                                         {"configs_fitted", f.configs_fitted},
+                                         {"observations_used", f.observations_used},
+                                         {"median_rel_residual", f.median_rel_residual},
+                                         {"max_rel_residual", f.max_rel_residual},
+                                         {"left_out", f.left_out}})
+                             .dump(2)
+                             .c_str());
+    return kExitOk;
+  }
+  std::printf("%s: %d configs fitted from %d measurements (traits + extra vs %s: median %s, max %s off); "
+              "%zu variant shares\n",
+              o.write_compiled.c_str(), f.configs_fitted, f.observations_used, model::kWarpInstructionsMetric,
+              percent(f.median_rel_residual).c_str(), percent(f.max_rel_residual).c_str(), f.table.variant_shares.size());
+  for (const std::string& s : f.left_out) std::printf("  left out %s\n", s.c_str());
+  return kExitOk;
+}
+
 int check_counters_command(const CheckCountersOptions& o) {
   if (o.worst < 0) throw CommandError{kExitUsage, "--worst " + std::to_string(o.worst) + " must be >= 0"};
   std::vector<const model::CounterTermInfo*> wanted;
@@ -82,6 +120,7 @@ int check_counters_command(const CheckCountersOptions& o) {
   const std::vector<model::CounterObservation> observations = plots::counter_observations(profile);
   if (observations.empty())
     throw CommandError{kExitUsage, o.profile + ": no ok measurement has counters (tune with counters on)"};
+  if (!o.write_compiled.empty()) return write_compiled_instructions(o, observations);
   const model::CounterCheck check = model::check_counters(observations, gpu, coefficients);
   auto selected = [&](const model::TermCheck& t) { return wanted.empty() || wanted.front()->term == t.info.term; };
 
@@ -168,9 +207,14 @@ void register_check_counters(CLI::App& app) {
   cmd->add_option("--gpu-spec", opts->gpu_spec, "GPU spec name (configs/gpus; default: the profile's gpu.spec)");
   cmd->add_option("--term", opts->term,
                   "only this term: dram_read, dram_write, l2_bytes, shared_ld_wavefronts, shared_st_wavefronts, "
-                  "shared_ld_conflicts, shared_st_conflicts, shared_ld_ideal, shared_st_ideal, ffma, xu, mma");
+                  "shared_ld_conflicts, shared_st_conflicts, shared_ld_ideal, shared_st_ideal, ffma, xu, mma, "
+                  "warp_instructions");
   cmd->add_option("--worst", opts->worst, "list the K pairs with the largest error per term (default 5; 0: none)");
   cmd->add_flag("--json", opts->json, "print JSON instead of the Markdown tables");
+  cmd->add_option("--write-compiled-instructions", opts->write_compiled,
+                  "instead of the check: fit the compiled kernels' extra warp instructions per config to the "
+                  "profile's smsp__inst_executed counter and write the table the model reads "
+                  "(configs/kernels/compiled_instructions.json)");
   cmd->callback([opts]() { set_reporting_action("check-counters", [opts]() { return check_counters_command(*opts); }); });
 }
 

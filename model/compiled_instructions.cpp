@@ -37,11 +37,25 @@ CompiledInstructionCorrection compiled_instruction_correction(const TileConfig& 
   return k;
 }
 
-void apply_compiled_instruction_correction(GeometryAnalysis& a) {
+double traits_warp_instructions_per_warp_tile(const GeometryAnalysis& a) {
+  const TileInstructionCounts& t = a.per_kv_tile;
+  const double thread_level = t.ffma + t.fp32_other + t.exp + t.shuffles + t.int_logic;
+  const double warps = a.warps_per_block > 0 ? a.warps_per_block : 1;
+  return (thread_level / 32.0 + a.requests_per_kv_tile + t.mma) / warps;
+}
+
+void apply_compiled_instruction_correction(GeometryAnalysis& a, const CompiledInstructionTable& table) {
   const CompiledInstructionCorrection k = compiled_instruction_correction(a.config);
   a.per_kv_tile.ffma += k.ffma_per_kv_tile;
   a.epilogue_ffma_per_row = k.epilogue_ffma_per_row;
   a.epilogue_mufu_per_row = k.epilogue_mufu_per_row;
+  const ExtraInstructions e = table.lookup(a.config, traits_warp_instructions_per_warp_tile(a));
+  a.extra_warp_instructions_per_warp_tile = e.per_warp_tile;
+  a.extra_warp_instructions_per_warp_block = e.per_warp_block;
+}
+
+void apply_compiled_instruction_correction(GeometryAnalysis& a) {
+  apply_compiled_instruction_correction(a, shipped_compiled_instruction_table());
 }
 
 }  // namespace flashtune::model

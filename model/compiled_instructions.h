@@ -14,6 +14,7 @@
 #pragma once
 
 #include "kernels/traits/tile_config.h"
+#include "model/compiled_instruction_table.h"
 #include "model/geometry_analysis.h"
 
 namespace flashtune::model {
@@ -26,7 +27,13 @@ struct CompiledInstructionCorrection {
 
 CompiledInstructionCorrection compiled_instruction_correction(const TileConfig& c);
 
-// Adds the correction of a.config to a's per-tile FFMA and sets its epilogue counts.
+// The warp instructions the traits count per computing (warp, K/V tile) pair: the per-tile
+// thread-level counts / 32, the per-tile shared-memory requests and mma.sync, over the block's warps.
+double traits_warp_instructions_per_warp_tile(const GeometryAnalysis& a);
+
+// Adds the correction of a.config to a's per-tile FFMA, sets its epilogue counts and its extra
+// warp instructions from `table` (the shipped one by default).
+void apply_compiled_instruction_correction(GeometryAnalysis& a, const CompiledInstructionTable& table);
 void apply_compiled_instruction_correction(GeometryAnalysis& a);
 
 }  // namespace flashtune::model

@@ -126,7 +126,10 @@ Counts count_work(const Workload& w, const GeometryAnalysis& g) {
   c.smem_wavefronts = c.smem_load_wavefronts + c.smem_store_wavefronts + c.smem_async_copy_wavefronts;
   c.smem_ideal_wavefronts = c.smem_load_ideal + c.smem_store_ideal + c.smem_async_copy_ideal;
   // mma.sync is one warp instruction each; the integer split one thread instruction per value.
-  c.warp_instructions = (c.ffma + c.fp32_other + c.exp + c.shuffles + c.int_logic) / 32.0 + c.smem_requests + c.mma;
+  c.extra_warp_instructions = g.extra_warp_instructions_per_warp_tile * c.warp_tile_visits +
+                              g.extra_warp_instructions_per_warp_block * double(g.warps_per_block) * blocks;
+  c.warp_instructions = (c.ffma + c.fp32_other + c.exp + c.shuffles + c.int_logic) / 32.0 + c.smem_requests + c.mma +
+                        c.extra_warp_instructions;
 
   // Tails are masked in global memory: only the rows that exist move. Q and O: each of the
   // N rows once per batch entry. K/V: full tiles, plus the partial last tile's rows.

@@ -59,8 +59,10 @@ struct Counts {
   double smem_load_requests = 0, smem_load_wavefronts = 0, smem_load_ideal = 0;
   double smem_store_requests = 0, smem_store_wavefronts = 0, smem_store_ideal = 0;
   double smem_async_copy_requests = 0, smem_async_copy_wavefronts = 0, smem_async_copy_ideal = 0;
-  // Counted ones: (FP32 + exp + shuffles + integer logic) / 32 + shared requests + mma.
-  double warp_instructions = 0;
+  // Warp instructions: the traits' counts, (FP32 + exp + shuffles + integer logic) / 32 + shared
+  // requests + mma, plus the compiled code's extra ones (extra_warp_instructions, from
+  // GeometryAnalysis::extra_warp_instructions_per_*).
+  double warp_instructions = 0, extra_warp_instructions = 0;
   double mma_flops() const { return mma * kMmaM16n8k8Flops; }
   // Bytes between the SMs and L2: Q read once, O written once, K and V once per visited tile.
   double l2_q_bytes = 0, l2_kv_bytes = 0, l2_o_bytes = 0;

@@ -32,6 +32,10 @@ struct GeometryAnalysis {
   // Thread-level instructions once per query row < N, in the epilogue (O / l): set for the
   // shipped kernels by apply_compiled_instruction_correction() (model/compiled_instructions.h).
   double epilogue_ffma_per_row = 0, epilogue_mufu_per_row = 0;
+  // Warp instructions the compiled code runs beyond the traits' counts (address arithmetic, loop
+  // control, prologue and epilogue): per computing (warp, K/V tile) pair and per warp of a block.
+  // Set for the shipped kernels from the measured table (model/compiled_instruction_table.h).
+  double extra_warp_instructions_per_warp_tile = 0, extra_warp_instructions_per_warp_block = 0;
   long long q_bytes_per_block = 0, o_bytes_per_block = 0, kv_bytes_per_kv_tile = 0;
   bool kv_loads_overlap_compute = false;  // KernelGeometry's: the L2 latency per iteration is hidden
   // KernelGeometry's: under causal masking a warp (rows_per_warp consecutive query rows) skips a

@@ -58,3 +58,8 @@ target_compile_definitions(model_counter_check_test PRIVATE
 flashtune_add_test(hardening_test SOURCES hardening_test.cpp LIBS flashtune_tune_core flashtune_tuner_host flashtune_plots)
 target_compile_definitions(hardening_test PRIVATE FLASHTUNE_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
   FLASHTUNE_FIXTURE_PROFILE="${CMAKE_CURRENT_SOURCE_DIR}/data/fixture_profile.json")
+
+# The compiled kernels' extra warp instructions: table reader, its fit, the shipped table.
+flashtune_add_test(compiled_instructions_test SOURCES compiled_instructions_test.cpp LIBS flashtune_fit flashtune_plots)
+target_compile_definitions(compiled_instructions_test PRIVATE
+  FLASHTUNE_INSTRUCTION_PROFILE="${PROJECT_SOURCE_DIR}/profiles/counters/nvidia-h200-instructions.json")

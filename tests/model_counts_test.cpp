@@ -276,9 +276,14 @@ TEST(Counts, MmaCountNonCausalIsTheHandFormula) {
     // The 3xTF32 split's integer masks: one per split value, per lane and tile; none for 1xTF32.
     const double lanes = 32 * warps, split = 2.0 * c.Bc * c.d / 32 + c.Bc / 2.0 + c.d / 2.0;
     EXPECT_DOUBLE_EQ(n.int_logic, products == 3 ? lanes * split * tiles * blocks : 0.0);
-    // Each mma is one warp instruction, each integer op a thread instruction.
-    EXPECT_DOUBLE_EQ(n.warp_instructions,
-                     (n.ffma + n.fp32_other + n.exp + n.shuffles + n.int_logic) / 32 + n.smem_requests + n.mma);
+    // Each mma is one warp instruction, each integer op a thread instruction; plus the compiled
+    // code's extra ones, per computing (warp, tile) and per warp of a block.
+    const GeometryAnalysis& g = catalog.analysis(c);
+    EXPECT_GT(g.extra_warp_instructions_per_warp_tile, 0);
+    EXPECT_DOUBLE_EQ(n.extra_warp_instructions, g.extra_warp_instructions_per_warp_tile * warps * tiles * blocks +
+                                                    g.extra_warp_instructions_per_warp_block * warps * blocks);
+    EXPECT_DOUBLE_EQ(n.warp_instructions, (n.ffma + n.fp32_other + n.exp + n.shuffles + n.int_logic) / 32 +
+                                              n.smem_requests + n.mma + n.extra_warp_instructions);
   }
 }
 
