@@ -34,6 +34,7 @@ double model_value(CounterTerm term, const Prediction& p) {
     case CounterTerm::Xu: return c.exp;
     case CounterTerm::Mma: return c.mma;
     case CounterTerm::WarpInstructions: return c.warp_instructions;
+    case CounterTerm::L2ToSmSectors: return (c.l2_bytes() - c.l2_o_bytes) / 32.0;
   }
   return 0;
 }
@@ -79,7 +80,10 @@ const std::vector<CounterTermInfo>& counter_terms() {
        "mma.sync per tile x computing (warp, tile) pairs / warps", false, nullptr, /*optional=*/true,
        /*tensor_core_only=*/true},
       {CounterTerm::WarpInstructions, "warp_instructions", kWarpInstructionsMetric, nullptr,
-       "FP32 + exp + shuffles + integer split / 32 + shared requests + mma", false, nullptr, /*optional=*/true},
+       "FP32 + exp + shuffles + integer split / 32 + shared requests + mma + compiled extra", false, nullptr,
+       /*optional=*/true},
+      {CounterTerm::L2ToSmSectors, "l2_to_sm_sectors", "l1tex__m_xbar2l1tex_read_sectors.sum", nullptr,
+       "(Q + K/V per visited tile + split cp.async sectors) / 32", false, nullptr, /*optional=*/true},
   };
   return terms;
 }

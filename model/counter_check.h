@@ -38,6 +38,7 @@ enum class CounterTerm {
   Xu,              // smsp__thread_inst_executed_pipe_xu_pred_on.sum     vs counts.exp
   Mma,             // sm__inst_executed_pipe_tensor_op_hmma.sum          vs counts.mma (warp-level)
   WarpInstructions,  // smsp__inst_executed.sum  vs counts.warp_instructions (the issue pipe's work)
+  L2ToSmSectors,     // l1tex__m_xbar2l1tex_read_sectors.sum  vs (L2 bytes less O's write) / 32
 };
 
 // The CUPTI metric of the tensor-pipe term: warp-level HMMA instructions, which on sm_80 and

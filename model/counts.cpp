@@ -141,6 +141,8 @@ Counts count_work(const Workload& w, const GeometryAnalysis& g) {
   c.l2_o_bytes = o_per_row * N * B;
   c.l2_kv_bytes = kv_per_row * (double(c.tiles.visits - c.tiles.last_tile_visits) * Bc +
                                 double(c.tiles.last_tile_visits) * last_rows);
+  // Whole tiles' worth: a partial tail tile's rows split like the full tile's first rows.
+  c.l2_split_copy_bytes = 32.0 * (g.split_copy_sectors_per_kv_tile * visits + g.split_copy_sectors_per_block * blocks);
   c.dram_compulsory_bytes = 4.0 * B * N * d * 4.0;
   return c;
 }

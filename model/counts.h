@@ -66,7 +66,10 @@ struct Counts {
   double mma_flops() const { return mma * kMmaM16n8k8Flops; }
   // Bytes between the SMs and L2: Q read once, O written once, K and V once per visited tile.
   double l2_q_bytes = 0, l2_kv_bytes = 0, l2_o_bytes = 0;
-  double l2_bytes() const { return l2_q_bytes + l2_kv_bytes + l2_o_bytes; }
+  // Sectors fetched again where a cp.async destination splits a global sector (geometry_analysis.h):
+  // L2 hits that cross to the SM a second time; no DRAM traffic.
+  double l2_split_copy_bytes = 0;
+  double l2_bytes() const { return l2_q_bytes + l2_kv_bytes + l2_o_bytes + l2_split_copy_bytes; }
   double dram_compulsory_bytes = 0;  // Q + K + V read once, O written once: 16 B N d bytes
   double fp32_instructions() const { return ffma + fp32_other; }
 };

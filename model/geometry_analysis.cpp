@@ -1,11 +1,18 @@
 #include "model/geometry_analysis.h"
 
 #include <array>
+#include <set>
 #include <stdexcept>
+#include <utility>
 
 #include "model/bank_sim.h"
 
 namespace flashtune::model {
+namespace {
+
+constexpr long long kSectorBytes = 32;  // the unit L2 serves and the crossbar moves
+
+}  // namespace
 
 GeometryAnalysis analyse_geometry(const KernelGeometry& g) {
   GeometryAnalysis a;
@@ -60,16 +67,35 @@ GeometryAnalysis analyse_geometry(const KernelGeometry& g) {
         s.requests += 1;
         s.wavefronts += c.wavefronts;
         s.ideal += c.ideal;
+        if (site.op == SmemOp::AsyncCopy && site.global_byte_address) {
+          std::set<long long> sectors;
+          std::set<std::pair<long long, long long>> fetched;
+          for (int lane = 0; lane < kWarpSize; ++lane) {
+            const long long smem = addr[static_cast<std::size_t>(lane)];
+            if (smem < 0) continue;
+            const long long global = site.global_byte_address(warp, lane, i);
+            if (global < 0)
+              throw std::logic_error(at + ": lane " + std::to_string(lane) + " copies to shared memory from no global address");
+            for (long long b = 0; b < site.bytes_per_lane; b += kSectorBytes) {
+              sectors.insert((global + b) / kSectorBytes);
+              fetched.insert({(global + b) / kSectorBytes, (smem + b) / kSectorBytes});
+            }
+          }
+          s.copy_ideal_sectors += double(sectors.size());
+          s.copy_sectors += double(fetched.size());
+        }
       }
     }
     if (s.scope == SiteScope::PerKvTile) {
       a.requests_per_kv_tile += s.requests;
       a.wavefronts_per_kv_tile += s.wavefronts;
       a.ideal_per_kv_tile += s.ideal;
+      a.split_copy_sectors_per_kv_tile += s.copy_sectors - s.copy_ideal_sectors;
     } else {
       a.requests_per_block += s.requests;
       a.wavefronts_per_block += s.wavefronts;
       a.ideal_per_block += s.ideal;
+      a.split_copy_sectors_per_block += s.copy_sectors - s.copy_ideal_sectors;
     }
     a.sites.push_back(std::move(s));
   }

@@ -20,6 +20,12 @@ struct SiteAnalysis {
   double wavefronts = 0;  // simulated
   double ideal = 0;       // conflict-free minimum
   double conflict_degree() const { return ideal > 0 ? wavefronts / ideal : 1.0; }
+  // cp.async sites with a global address: 32-byte global sectors the copies read (each once),
+  // and the sectors fetched, one per (global sector, shared 32-byte sector) pair of a warp
+  // instruction: a destination that splits a global sector across two shared sectors fetches it
+  // twice. Measured on the H200 (l1tex__m_xbar2l1tex_read_sectors, docs/counters.md): K rows
+  // padded by 16 bytes move 1.5x their sectors from L2 to the SM; swizzled and 32-byte padded rows 1x.
+  double copy_sectors = 0, copy_ideal_sectors = 0;
 };
 
 struct GeometryAnalysis {
@@ -48,6 +54,8 @@ struct GeometryAnalysis {
   // Sums over the sites of each scope.
   double requests_per_kv_tile = 0, wavefronts_per_kv_tile = 0, ideal_per_kv_tile = 0;
   double requests_per_block = 0, wavefronts_per_block = 0, ideal_per_block = 0;
+  // The cp.async sites' extra sector fetches (copy_sectors - copy_ideal_sectors), per scope.
+  double split_copy_sectors_per_kv_tile = 0, split_copy_sectors_per_block = 0;
 };
 
 // Simulates every site (all warps, all instances, 32 lanes). Throws std::logic_error naming the

@@ -43,6 +43,12 @@ struct SmemSite {
   // Byte offset in the block's dynamic shared memory read or written by `lane` of `warp` at
   // instance `i` (0 <= i < instances); a negative value means the lane is inactive there.
   std::function<long long(int warp, int lane, long long i)> byte_address;
+  // cp.async sites (SmemOp::AsyncCopy): the byte offset the lane copies from, within the global
+  // tile it reads (rows 32-byte aligned, as every layout of Q, K and V keeps them for d % 8 == 0).
+  // Where a destination splits a 32-byte global sector across two 32-byte shared sectors, the
+  // copy fetches that sector once per half (model/geometry_analysis.h, copy sectors). Empty: not
+  // simulated.
+  std::function<long long(int warp, int lane, long long i)> global_byte_address;
 };
 
 // Per-block instruction counts of one full (unmasked) K/V tile iteration, thread-level

@@ -254,14 +254,9 @@ inline KernelGeometry MmaTf32<P>::geometry(const TileConfig& c) {
   // cp.async of K and V (stage 0 stands for both: the stages differ by a multiple of 32 banks'
   // worth of rows only in their base, which shifts every lane alike).
   auto tile_copy = [=](std::string name, int base, bool is_k) {
-    const int total = tile_float4s(bc, d);
-    return make_site(std::move(name), SmemOp::AsyncCopy, 16, SiteScope::PerKvTile, nwarps,
-                     tile_load_trips(bc, d, nthreads), [=](int warp, int lane, long long i) -> long long {
-                       const long long idx = warp * 32 + lane + i * nthreads;
-                       if (idx >= total) return -1;
-                       const int row = tile_row_of(static_cast<int>(idx), d), col = tile_col_of(static_cast<int>(idx), d);
-                       return 4LL * (base + (is_k ? k_offset(d, layout, row, col) : v_offset(d, layout, row, col)));
-                     });
+    return make_tile_copy_site(std::move(name), SiteScope::PerKvTile, nwarps, bc, d, nthreads, [=](int row, int col) {
+      return 4LL * (base + (is_k ? k_offset(d, layout, row, col) : v_offset(d, layout, row, col)));
+    });
   };
   g.smem_sites.push_back(tile_copy("K tile cp.async", kb, true));
   g.smem_sites.push_back(tile_copy("V tile cp.async", vb, false));
@@ -284,14 +279,9 @@ inline KernelGeometry MmaTf32<P>::geometry(const TileConfig& c) {
                                    }));
 
   if (q_in_smem(c)) {
-    const int qb = q_base(c), tot = tile_float4s(c.Br, d);
-    g.smem_sites.push_back(make_site("Q tile cp.async", SmemOp::AsyncCopy, 16, SiteScope::PerBlock, nwarps,
-                                     tile_load_trips(c.Br, d, nthreads), [=](int warp, int lane, long long i) -> long long {
-                                       const long long idx = warp * 32 + lane + i * nthreads;
-                                       if (idx >= tot) return -1;
-                                       const int row = tile_row_of(static_cast<int>(idx), d), col = tile_col_of(static_cast<int>(idx), d);
-                                       return 4LL * (qb + k_offset(d, layout, row, col));
-                                     }));
+    const int qb = q_base(c);
+    g.smem_sites.push_back(make_tile_copy_site("Q tile cp.async", SiteScope::PerBlock, nwarps, c.Br, d, nthreads,
+                                               [=](int row, int col) { return 4LL * (qb + k_offset(d, layout, row, col)); }));
     // Per k-step pair kk, one float4 of each of the lane's two rows.
     g.smem_sites.push_back(make_site("Q fragment read in QK^T", SmemOp::Load, 16, SiteScope::PerKvTile, nwarps, 2LL * (d / 16),
                                      [=](int warp, int lane, long long i) -> long long {

@@ -240,28 +240,13 @@ inline KernelGeometry RegTile2D::geometry(const TileConfig& c) {
 
   // Cooperative cp.async tile loads (LDGSTS, SmemOp::AsyncCopy): float4 number idx = tid + trip * threads.
   auto qk_store = [=](std::string name, SiteScope scope, int rows, int base) {
-    const int total = tile_float4s(rows, d);
-    return make_site(std::move(name), SmemOp::AsyncCopy, 16, scope, warps, tile_load_trips(rows, d, nthreads),
-                     [=](int warp, int lane, long long i) -> long long {
-                       const long long idx = warp * 32 + lane + i * nthreads;
-                       if (idx >= total) return -1;
-                       const int k = static_cast<int>(idx);
-                       return 4LL * (base + qk_offset(d, layout, tile_row_of(k, d), tile_col_of(k, d)));
-                     });
+    return make_tile_copy_site(std::move(name), scope, warps, rows, d, nthreads,
+                               [=](int row, int col) { return 4LL * (base + qk_offset(d, layout, row, col)); });
   };
   g.smem_sites.push_back(qk_store("Q tile store (cp.async)", SiteScope::PerBlock, c.Br, qb));
   g.smem_sites.push_back(qk_store("K tile store (cp.async)", SiteScope::PerKvTile, c.Bc, kb));
-  {
-    const int total = tile_float4s(c.Bc, d);
-    g.smem_sites.push_back(make_site("V tile store (cp.async)", SmemOp::AsyncCopy, 16, SiteScope::PerKvTile, warps,
-                                     tile_load_trips(c.Bc, d, nthreads),
-                                     [=](int warp, int lane, long long i) -> long long {
-                                       const long long idx = warp * 32 + lane + i * nthreads;
-                                       if (idx >= total) return -1;
-                                       const int k = static_cast<int>(idx);
-                                       return 4LL * (vb + v_offset(d, tile_row_of(k, d), tile_col_of(k, d)));
-                                     }));
-  }
+  g.smem_sites.push_back(make_tile_copy_site("V tile store (cp.async)", SiteScope::PerKvTile, warps, c.Bc, d, nthreads,
+                                             [=](int row, int col) { return 4LL * (vb + v_offset(d, row, col)); }));
   // S = Q K^T: per float4 chunk kk of d, TN K-row reads then TM Q-row reads (instance = kk * T + t).
   g.smem_sites.push_back(make_site("K read in QK^T", SmemOp::Load, 16, SiteScope::PerKvTile, warps,
                                    static_cast<long long>(d / 4) * tn,

@@ -117,6 +117,30 @@ inline SmemSite make_site(std::string name, SmemOp op, int bytes_per_lane, SiteS
   return s;
 }
 
+// A cooperative cp.async copy of a [rows, d] tile: float4 number idx = warp * 32 + lane + i * threads
+// (row idx / (d / 4), column 4 (idx % (d / 4))) goes to shared byte smem_byte(row, col) and comes
+// from byte 16 idx of the packed global tile.
+inline SmemSite make_tile_copy_site(std::string name, SiteScope scope, int warps, int rows, int d, int threads,
+                                    std::function<long long(int row, int col)> smem_byte) {
+  const int total = tile_float4s(rows, d);
+  auto index = [=](int warp, int lane, long long i) -> long long {
+    const long long idx = warp * 32LL + lane + i * threads;
+    return idx < total ? idx : -1;
+  };
+  SmemSite s = make_site(std::move(name), SmemOp::AsyncCopy, 16, scope, warps, tile_load_trips(rows, d, threads),
+                         [=](int warp, int lane, long long i) -> long long {
+                           const long long idx = index(warp, lane, i);
+                           if (idx < 0) return -1;
+                           const int k = static_cast<int>(idx);
+                           return smem_byte(tile_row_of(k, d), tile_col_of(k, d));
+                         });
+  s.global_byte_address = [=](int warp, int lane, long long i) -> long long {
+    const long long idx = index(warp, lane, i);
+    return idx < 0 ? -1 : 16 * idx;
+  };
+  return s;
+}
+
 // Why a tile cannot be built, None when it can. Every variant's fault(c) is constexpr, so that its
 // compiled list and its kernel Tile are held to it at compile time (static_assert), and its
 // rejection(c) words the same fault for people: rejection(c) is empty exactly when fault(c) is
