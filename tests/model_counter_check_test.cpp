@@ -267,7 +267,7 @@ TEST(CounterCheck, MmaTermComparesTheTensorInstructions) {
   ASSERT_EQ(mma->groups.size(), 1u);
   EXPECT_EQ(mma->groups[0].group, "mma_3xtf32");
   EXPECT_EQ(mma->groups[0].n, 2);
-  EXPECT_EQ(counter_term("mma").metric, kTensorInstructionsMetric);
+  EXPECT_STREQ(counter_term("mma").metric, kTensorInstructionsMetric);
   EXPECT_GT(g.per_kv_tile.mma, 0);
 }
 
