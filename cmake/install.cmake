@@ -3,7 +3,8 @@
 #   P/bin/flashtune
 #   P/include/flashtune/{kernels,model,profile,dispatch}/*.h
 #   P/lib/libflashtune_*.a, P/lib/cmake/flashtune/ (flashtune-config.cmake, version, targets)
-#   P/share/flashtune/{configs/gpus,configs/workloads,profiles,profiles/unseen,plots/templates}
+#   P/share/flashtune/{configs/gpus,configs/workloads,configs/kernels,profiles,profiles/unseen,
+#                      profiles/counters,plots/templates}
 # share/flashtune mirrors the source tree's layout, so one data-folder rule (model/data_dir.h)
 # serves both: the installed binary finds <its folder>/../share/flashtune. bin/ and share/ are
 # therefore fixed rather than taken from GNUInstallDirs.
@@ -56,9 +57,11 @@ if(NOT FLASHTUNE_HOST_ONLY)
   install(TARGETS flashtune RUNTIME DESTINATION bin)
 endif()
 
-# The shipped data: GPU specs, workload files, measured profiles (no writer's locks or journals),
+# The shipped data: GPU specs, workload files, the compiled kernels' measured instruction table,
+# measured profiles (no writer's locks or journals),
 # plot templates.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/configs/gpus ${PROJECT_SOURCE_DIR}/configs/workloads
+  ${PROJECT_SOURCE_DIR}/configs/kernels
   DESTINATION ${FLASHTUNE_INSTALL_DATADIR}/configs FILES_MATCHING PATTERN "*.json")
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/profiles DESTINATION ${FLASHTUNE_INSTALL_DATADIR}
   FILES_MATCHING PATTERN "*.json")

@@ -32,7 +32,7 @@ struct Coefficients {
   // little more issue time than that (H200 0.09: dual-issue and dependency slots, not instructions).
   double issue_overhead = 0.0;
   // Fraction of the (estimated) L2 bandwidth reached by tile loads interleaved with compute (the
-  // H200 and H100 fits: 1.0 and 0.92).
+  // H200 and H100 fits: 1.0 and 0.96).
   double l2_efficiency = 0.90;
   // Fraction of the datasheet DRAM bandwidth a streaming kernel sees: the H200 copy reaches
   // 4233 of 4800 GB/s (anchors/README.md: 0.88).

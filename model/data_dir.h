@@ -1,5 +1,6 @@
 // Where flashtune's shipped data lives: the GPU specs (configs/gpus), the workload files
-// (configs/workloads), the measured profiles (profiles/, profiles/unseen/) and the plot templates
+// (configs/workloads), the compiled kernels' instruction table (configs/kernels), the measured
+// profiles (profiles/, profiles/unseen/, profiles/counters/) and the plot templates
 // (plots/templates), laid out as in the source tree. An install puts the same tree under
 // <prefix>/share/flashtune. One function decides, trying in this order:
 //   1. the folder given to set_data_dir() (the command line's --data-dir);
