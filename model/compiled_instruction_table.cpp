@@ -31,11 +31,22 @@ double count_at(const nlohmann::json& o, const char* key, const std::string& pat
   return v.get<double>();
 }
 
-ExtraInstructions extra_at(const nlohmann::json& o, const char* tile_key, const std::string& path,
-                           const std::string& where) {
-  ExtraInstructions e{count_at(o, tile_key, path, where), count_at(o, "per_warp_block", path, where)};
-  // Negative entries are allowed: ptxas may fuse what the traits count as two instructions.
-  return e;
+// Reads the array j[array_key] of {name_key, tile_key, "per_warp_block"} entries into `out`, by
+// name ("config" or "variant"); `known` says whether a name is one.
+void read_entries(const nlohmann::json& j, const char* array_key, const char* name_key, const char* tile_key,
+                  bool (*known)(const std::string&), std::map<std::string, ExtraInstructions>& out,
+                  const std::string& path) {
+  const std::string entry = std::string("a ") + array_key + " entry";
+  const std::string what = name_key;
+  for (const nlohmann::json& e : j.at(array_key)) {
+    require_keys(e, {name_key, tile_key, "per_warp_block"}, path, entry);
+    if (!e.at(name_key).is_string()) fail(path, entry + ": '" + name_key + "' must be a string");
+    const std::string name = e.at(name_key).get<std::string>();
+    if (!known(name)) fail(path, what + " '" + name + "' is not a " + what + " name");
+    // Negative counts are allowed: ptxas may fuse what the traits count as two instructions.
+    const ExtraInstructions x{count_at(e, tile_key, path, name), count_at(e, "per_warp_block", path, name)};
+    if (!out.emplace(name, x).second) fail(path, what + " '" + name + "' given twice");
+  }
 }
 
 }  // namespace
@@ -58,22 +69,12 @@ CompiledInstructionTable read_compiled_instruction_table(const std::string& path
     fail(path, "'configs' and 'variant_shares' must be arrays");
   CompiledInstructionTable t;
   t.source = j.at("source").get<std::string>();
-  for (const nlohmann::json& e : j.at("configs")) {
-    require_keys(e, {"config", "per_warp_tile", "per_warp_block"}, path, "a configs entry");
-    if (!e.at("config").is_string()) fail(path, "a configs entry: 'config' must be a string");
-    const std::string name = e.at("config").get<std::string>();
-    if (!parse_config_name(name)) fail(path, "config '" + name + "' is not a config name");
-    if (!t.configs.emplace(name, extra_at(e, "per_warp_tile", path, name)).second)
-      fail(path, "config '" + name + "' given twice");
-  }
-  for (const nlohmann::json& e : j.at("variant_shares")) {
-    require_keys(e, {"variant", "per_warp_tile_share", "per_warp_block"}, path, "a variant_shares entry");
-    if (!e.at("variant").is_string()) fail(path, "a variant_shares entry: 'variant' must be a string");
-    const std::string v = e.at("variant").get<std::string>();
-    if (!parse_variant(v)) fail(path, "variant '" + v + "' is not a variant name");
-    if (!t.variant_shares.emplace(v, extra_at(e, "per_warp_tile_share", path, v)).second)
-      fail(path, "variant '" + v + "' given twice");
-  }
+  read_entries(
+      j, "configs", "config", "per_warp_tile", [](const std::string& n) { return parse_config_name(n).has_value(); },
+      t.configs, path);
+  read_entries(
+      j, "variant_shares", "variant", "per_warp_tile_share",
+      [](const std::string& n) { return parse_variant(n).has_value(); }, t.variant_shares, path);
   return t;
 }
 

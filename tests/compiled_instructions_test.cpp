@@ -5,8 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdio>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -19,19 +17,15 @@
 #include "model/gpu_spec.h"
 #include "plots/counter_observations.h"
 #include "plots/plot_profile.h"
+#include "test_temp_dir.h"
 
 namespace flashtune::model {
 namespace {
 
-std::string write_temp(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + name;
-  std::ofstream(path) << text;
-  return path;
-}
-
 std::string read_error(const std::string& text) {
+  const testing_support::TempDir dir("compiled_instructions_test");
   try {
-    read_compiled_instruction_table(write_temp("table.json", text));
+    read_compiled_instruction_table(dir.write("table.json", text));
   } catch (const std::exception& e) {
     return e.what();
   }
@@ -43,7 +37,8 @@ TEST(CompiledInstructionTable, RoundTripsThroughItsJson) {
   t.source = "hand-made";
   t.configs["regtile_2d/d64/br64xbc64/swizzled"] = {317.7, 368.6};
   t.variant_shares["regtile_2d"] = {0.1234, 400.5};
-  const std::string path = write_temp("round.json", compiled_instruction_table_json(t).dump(1));
+  const testing_support::TempDir dir("compiled_instructions_test");
+  const std::string path = dir.write("round.json", compiled_instruction_table_json(t).dump(1));
   const CompiledInstructionTable back = read_compiled_instruction_table(path);
   EXPECT_EQ(back.source, "hand-made");
   ASSERT_EQ(back.configs.size(), 1u);
