@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# One device call: does a warp shuffle take a slot on the SM's shared-memory data path?
+# ncu reads the LSU data pipe's wavefronts (all, and shared-memory only) and the time of kernels
+# with many shuffles per shared request (warp_groups: about one), few (regtile_2d) and none
+# (row_reg), on one workload. If SHFL rides the shared-memory pipe, all - shared wavefronts
+# equals the shuffle count and the pipe's busy share counts them.
+# Usage: OUT=dir bash scripts/shuffle_path_check.sh   (results: $OUT/shuffle-path.txt)
+set -uo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+OUT="${OUT:-$root/device-out}"; mkdir -p "$OUT"
+build=/tmp/flashtune-shuffle
+log="$OUT/shuffle-path.txt"
+say() { echo "$*" | tee -a "$log"; }
+say "# $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader), commit ${COMMIT:-unknown}"
+cmake -S "$root" -B "$build" -G Ninja -DFLASHTUNE_BUILD_BENCH=OFF -DFLASHTUNE_GIT_COMMIT="${COMMIT:-unknown}" \
+  > "$OUT/build.log" 2>&1 && cmake --build "$build" -j"$(nproc)" --target flashtune >> "$OUT/build.log" 2>&1 ||
+  { say "build failed"; tail -30 "$OUT/build.log"; exit 2; }
+say "## shuffle-related metrics this ncu knows"
+ncu --query-metrics 2>/dev/null | grep -i -E 'shfl|shuffle|lsu_wavefronts|mio' | awk '{print $1}' | tee -a "$log"
+extra=$(ncu --query-metrics 2>/dev/null | awk '{print $1}' | grep -E '^smsp__(sass_)?inst_executed_op_shfl$|^smsp__sass_inst_executed_op_shared_ld$' |
+        sed 's/$/.sum/' | paste -sd, -)
+metrics=gpu__time_duration.sum,smsp__cycles_active.avg,smsp__inst_executed.sum,smsp__inst_executed_pipe_lsu.sum
+metrics+=,l1tex__data_pipe_lsu_wavefronts.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum
+metrics+=,l1tex__data_pipe_lsu_wavefronts.avg.pct_of_peak_sustained_elapsed
+metrics+=,l1tex__data_pipe_lsu_wavefronts_mem_shared.avg.pct_of_peak_sustained_elapsed
+[ -n "$extra" ] && metrics+=",$extra"
+for cfg in "warp_groups 64 32 16 plain" "warp_groups 32 32 16 plain" "warp_groups 64 128 64 plain" \
+           "regtile_2d 64 16 64 swizzled" "row_reg 64 32 32 plain"; do
+  set -- $cfg
+  say "=== $1 d$2 $3x$4 $5, B=4 N=4096 non-causal"
+  (cd "$root" && timeout 120 ncu --metrics "$metrics" --launch-count 1 -k regex:'warp_groups|regtile|row_reg' \
+     "$build/app/flashtune" run --variant "$1" --d "$2" --Br "$3" --Bc "$4" --layout "$5" --B 4 --N 4096 --check --no-time 2>&1) |
+    grep -E '^\s+(gpu__|smsp__|l1tex__|sm__)|error|ERROR|rel' | tee -a "$log"
+done
