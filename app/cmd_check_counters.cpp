@@ -208,7 +208,7 @@ void register_check_counters(CLI::App& app) {
   cmd->add_option("--term", opts->term,
                   "only this term: dram_read, dram_write, l2_bytes, shared_ld_wavefronts, shared_st_wavefronts, "
                   "shared_ld_conflicts, shared_st_conflicts, shared_ld_ideal, shared_st_ideal, ffma, xu, mma, "
-                  "warp_instructions, l2_to_sm_sectors");
+                  "warp_instructions, l2_to_sm_sectors, shared_pipe_wavefronts");
   cmd->add_option("--worst", opts->worst, "list the K pairs with the largest error per term (default 5; 0: none)");
   cmd->add_flag("--json", opts->json, "print JSON instead of the Markdown tables");
   cmd->add_option("--write-compiled-instructions", opts->write_compiled,

@@ -35,6 +35,7 @@ double model_value(CounterTerm term, const Prediction& p) {
     case CounterTerm::Mma: return c.mma;
     case CounterTerm::WarpInstructions: return c.warp_instructions;
     case CounterTerm::L2ToSmSectors: return (c.l2_bytes() - c.l2_o_bytes) / 32.0;
+    case CounterTerm::SharedPipeWaves: return c.shared_pipe_wavefronts;
   }
   return 0;
 }
@@ -84,6 +85,8 @@ const std::vector<CounterTermInfo>& counter_terms() {
        /*optional=*/true},
       {CounterTerm::L2ToSmSectors, "l2_to_sm_sectors", "l1tex__m_xbar2l1tex_read_sectors.sum", nullptr,
        "(Q + K/V per visited tile + split cp.async sectors) / 32", false, nullptr, /*optional=*/true},
+      {CounterTerm::SharedPipeWaves, "shared_pipe_wavefronts", kSharedPipeWavefrontsMetric, nullptr,
+       "ld + st wavefronts + one per cp.async and per shuffle instruction", true, nullptr, /*optional=*/true},
   };
   return terms;
 }

@@ -39,6 +39,7 @@ enum class CounterTerm {
   Mma,             // sm__inst_executed_pipe_tensor_op_hmma.sum          vs counts.mma (warp-level)
   WarpInstructions,  // smsp__inst_executed.sum  vs counts.warp_instructions (the issue pipe's work)
   L2ToSmSectors,     // l1tex__m_xbar2l1tex_read_sectors.sum  vs (L2 bytes less O's write) / 32
+  SharedPipeWaves,   // l1tex__data_pipe_lsu_wavefronts_mem_shared.sum  vs counts.shared_pipe_wavefronts
 };
 
 // The CUPTI metric of the tensor-pipe term: warp-level HMMA instructions, which on sm_80 and
@@ -47,6 +48,9 @@ enum class CounterTerm {
 inline constexpr const char* kTensorInstructionsMetric = "sm__inst_executed_pipe_tensor_op_hmma.sum";
 // Every warp instruction executed: what the issue pipe (Pipe::Issue) spends its slots on.
 inline constexpr const char* kWarpInstructionsMetric = "smsp__inst_executed.sum";
+// Every wavefront of the shared-memory data pipe: loads, stores, cp.async copies and warp
+// shuffles (Counts::shared_pipe_wavefronts; measured on the H200, docs/counters.md).
+inline constexpr const char* kSharedPipeWavefrontsMetric = "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum";
 
 struct CounterTermInfo {
   CounterTerm term;

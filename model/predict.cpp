@@ -143,7 +143,7 @@ Prediction predict(const Workload& w, const GeometryAnalysis& g, const GpuSpec& 
                              (gpu.tf32_tensor_flops_per_clock_per_sm * clock * c.tensor_efficiency)
                        : 0.0;
   b.sfu = n.exp / blocks / (gpu.sfu_ops_per_clock_per_sm * clock * c.sfu_efficiency);
-  b.shared = n.smem_wavefronts / blocks / (gpu.smem_wavefronts_per_clock_per_sm * clock * c.smem_efficiency);
+  b.shared = n.shared_pipe_wavefronts / blocks / (gpu.smem_wavefronts_per_clock_per_sm * clock * c.smem_efficiency);
   b.issue = (1.0 + c.issue_overhead) * n.warp_instructions / blocks /
             (gpu.warp_schedulers_per_sm * clock * c.issue_efficiency);
   const double stall =
@@ -154,7 +154,8 @@ Prediction predict(const Workload& w, const GeometryAnalysis& g, const GpuSpec& 
   const double block_latency = c.block_latency_cycles / clock;
 
   Saturation sat{c.latency_warps, c.shared_latency_warps, double(gpu.warp_schedulers_per_sm)};
-  if (n.smem_wavefronts > 0) sat.shared_warps = std::max(1.0, c.shared_latency_warps * n.smem_requests / n.smem_wavefronts);
+  if (n.shared_pipe_wavefronts > 0)
+    sat.shared_warps = std::max(1.0, c.shared_latency_warps * n.shared_pipe_requests / n.shared_pipe_wavefronts);
 
   // One wave with k mean blocks resident per SM and nblocks in all: its terms and its time. The SM
   // pipes overlap in part (soft maximum); a wave cannot beat one block's serial path (the chain,

@@ -192,6 +192,33 @@ TEST(Counts, RegTileCpAsyncCopiesAreCountedApartFromStores) {
   EXPECT_DOUBLE_EQ(n.smem_async_copy_wavefronts, 4 * n.smem_async_copy_requests);
 }
 
+// The shared-memory data pipe's wavefronts, as ncu counts them all
+// (l1tex__data_pipe_lsu_wavefronts_mem_shared.sum, H200, B=4 N=4096 d=64 non-causal,
+// scripts/shuffle_path_check.sh, docs/results/h200-shuffle-path.txt): a warp shuffle takes one,
+// a cp.async warp instruction one (not its 4 x 128 bytes), loads and stores their wavefronts.
+// warp_groups issues about one shuffle per shared request: without them it counts 20% short.
+TEST(Counts, SharedPipeServesShufflesAndOneWavefrontPerCpAsync) {
+  const Workload w{4, 4096, 64, false, 0};
+  ConfigCatalog catalog;
+  const struct {
+    TileConfig config;
+    double measured;
+  } cases[] = {{{Variant::WarpGroups, 64, 32, 16, Layout::Plain}, 177692236},
+               {{Variant::WarpGroups, 64, 128, 64, Layout::Plain}, 169115009},
+               {{Variant::RegTile2D, 64, 16, 64, Layout::Swizzled}, 178404911},
+               {{Variant::RowReg, 64, 32, 32, Layout::Plain}, 149060324}};
+  for (const auto& c : cases) {
+    const Counts n = count_work(w, catalog.analysis(c.config));
+    EXPECT_NEAR(n.shared_pipe_wavefronts / c.measured, 1.0, 0.02) << c.config.name();
+    EXPECT_DOUBLE_EQ(n.shared_pipe_wavefronts, n.smem_load_wavefronts + n.smem_store_wavefronts +
+                                                   n.smem_async_copy_requests + n.shuffles / 32)
+        << c.config.name();
+    EXPECT_DOUBLE_EQ(n.shared_pipe_requests, n.smem_requests + n.shuffles / 32) << c.config.name();
+  }
+  const Counts groups = count_work(w, catalog.analysis(cases[0].config));
+  EXPECT_LT(groups.smem_wavefronts, 0.85 * cases[0].measured);
+}
+
 // FFMA and XU (MUFU) thread instructions of the compiled kernels, which the H200's CUPTI counters
 // match exactly on all 1525 measurements of profiles/nvidia-h200.json
 // (tests/model_counter_check_test.cpp): per K/V tile the QK^T and PV FMAs plus what each variant's

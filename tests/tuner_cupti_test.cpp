@@ -58,7 +58,7 @@ TEST(CuptiHostHopper, DefaultMetricsPackIntoFewPasses) {
   const CuptiConfigImage image = host->config_image(CuptiProfiler::default_metrics());
   EXPECT_FALSE(image.bytes.empty());
   EXPECT_GE(image.passes, 1u);
-  // Added together, CUPTI packs the 22 metrics into 4 passes on GH100 (22 when added one by one;
+  // Added together, CUPTI packs the 23 metrics into 4 passes on GH100 (23 when added one by one;
   // the first 12 took 3, the instruction counts per pipe and the L2 request counts one more).
   EXPECT_LE(image.passes, 4u);
   EXPECT_THROW(host->config_image({"dram__bytes_read.sum"}), std::logic_error);
