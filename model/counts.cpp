@@ -126,9 +126,8 @@ Counts count_work(const Workload& w, const GeometryAnalysis& g) {
   c.smem_wavefronts = c.smem_load_wavefronts + c.smem_store_wavefronts + c.smem_async_copy_wavefronts;
   c.smem_ideal_wavefronts = c.smem_load_ideal + c.smem_store_ideal + c.smem_async_copy_ideal;
   const double shuffle_instructions = c.shuffles / 32.0;
-  c.shared_pipe_requests = c.smem_requests + shuffle_instructions;
-  c.shared_pipe_wavefronts =
-      c.smem_load_wavefronts + c.smem_store_wavefronts + c.smem_async_copy_requests + shuffle_instructions;
+  c.shared_pipe_requests = c.smem_load_requests + c.smem_store_requests + shuffle_instructions;
+  c.shared_pipe_wavefronts = c.smem_load_wavefronts + c.smem_store_wavefronts + shuffle_instructions;
   // mma.sync is one warp instruction each; the integer split one thread instruction per value.
   c.extra_warp_instructions = g.extra_warp_instructions_per_warp_tile * c.warp_tile_visits +
                               g.extra_warp_instructions_per_warp_block * double(g.warps_per_block) * blocks;

@@ -59,10 +59,11 @@ struct Counts {
   double smem_load_requests = 0, smem_load_wavefronts = 0, smem_load_ideal = 0;
   double smem_store_requests = 0, smem_store_wavefronts = 0, smem_store_ideal = 0;
   double smem_async_copy_requests = 0, smem_async_copy_wavefronts = 0, smem_async_copy_ideal = 0;
-  // What the shared-memory data pipe serves, one wavefront a clock (the time's shared term;
-  // ncu's l1tex__data_pipe_lsu_wavefronts_mem_shared): the loads' and stores' wavefronts, one per
-  // cp.async warp instruction (the copy's data fills shared memory off this pipe), and one per warp
-  // shuffle (SHFL crosses lanes on the same pipe). Requests likewise, for its saturation.
+  // What the shared-memory data pipe serves, one wavefront a clock (the time's shared term), as
+  // ncu counts it (l1tex__data_pipe_lsu_wavefronts_mem_shared, docs/counters.md): the loads' and
+  // stores' wavefronts and one per warp shuffle (SHFL crosses lanes on this pipe: exact on
+  // warp_groups, H200). cp.async copies are not in it: their data fills shared memory off this
+  // pipe (ncu counts those wavefronts apart, ..._op_ldgsts). Requests likewise, for its saturation.
   double shared_pipe_requests = 0, shared_pipe_wavefronts = 0;
   // Warp instructions: the traits' counts, (FP32 + exp + shuffles + integer logic) / 32 + shared
   // requests + mma, plus the compiled code's extra ones (extra_warp_instructions, from

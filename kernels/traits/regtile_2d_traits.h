@@ -307,10 +307,12 @@ inline KernelGeometry RegTile2D::geometry(const TileConfig& c) {
   TileInstructionCounts& n = g.per_kv_tile;
   // QK^T + PV dot products, the exp2 argument fmaf(s, c, -m) and l = l * alpha + rowsum.
   n.ffma = t * (double(tm) * tn * d + double(tm) * td * bc + double(tm) * tn + tm);
-  // Row max (local + 4 shuffle steps), m scaling, alpha argument, row sum adds, O rescale.
-  n.fp32_other = t * (double(tm) * (tn - 1) + 4.0 * tm + 3.0 * tm + double(tm) * (tn - 1) + double(tm) * td);
+  // Row max (local + 4 shuffle steps), m scaling, alpha argument, row sum adds (local + 4 shuffle
+  // steps), O rescale.
+  n.fp32_other =
+      t * (double(tm) * (tn - 1) + 4.0 * tm + 3.0 * tm + double(tm) * (tn - 1) + 4.0 * tm + double(tm) * td);
   n.exp = t * (double(tm) * tn + tm);  // P and alpha
-  n.shuffles = t * 4.0 * tm;           // row max: xor 8, 4, 2, 1
+  n.shuffles = t * 8.0 * tm;           // row max, then row sum: xor 8, 4, 2, 1 each
   n.barriers = 2;                      // K (and P, V) ready; then P and V ready
 
   set_block_traffic(g, c);
