@@ -21,8 +21,9 @@ struct Coefficients {
   double tensor_efficiency = 0.40;
   // MUFU.EX2 issues at the table rate but shares the dispatch port with other MIO work.
   double sfu_efficiency = 0.90;
-  // Shared-memory wavefronts: one per clock per SM at best; back-to-back LDS keep ~90% of it.
-  double smem_efficiency = 0.90;
+  // Shared-memory wavefronts: one per clock per SM at best; back-to-back LDS keep ~95% of it
+  // (the H200 and H100 fits, with the shuffles counted on this pipe: 0.954 and 0.954).
+  double smem_efficiency = 0.95;
   // Warp schedulers issue one instruction per clock; dependency stalls at full occupancy
   // still lose some slots.
   double issue_efficiency = 0.90;
@@ -42,22 +43,23 @@ struct Coefficients {
   // the 4 schedulers needs ~3 warps to issue every cycle. Below it the roofs stretch by
   // latency_warps / resident warps. (ncu, H200, row_reg at 8 warps/SM: issue 58% busy.) With the
   // compiled code's extra instructions counted (model/compiled_instruction_table.h) the H200 and
-  // H100 fits put it at 6.5; 8 by default.
+  // H100 fits put it at 8.1 and 8.0.
   double latency_warps = 8.0;
   // The same for the shared-memory pipe, per wavefront of a request: unrolled loops issue
   // independent LDS back to back, so fewer warps keep the ~30-cycle pipe full. (ncu, H200,
-  // row_smem padded at 6 warps/SM: shared pipe 87% busy.)
-  double shared_latency_warps = 6.0;
+  // row_smem padded at 6 warps/SM: shared pipe 87% busy; the H200 and H100 fits: 3.5 and 3.3.)
+  double shared_latency_warps = 4.0;
   // Exposed cycles per K/V iteration of one block: an L2-hit load latency (~300 cycles on
   // Hopper) the kernel does not overlap, two __syncthreads (~50 each) and the dependent softmax
-  // between them. The H200 and H100 fits: about 1200.
-  double iteration_latency_cycles = 1200.0;
+  // between them. The H200 and H100 fits: 480 and 430 (1200 before the shuffles were counted
+  // on the shared pipe, when this term stood in for warp_groups' missing shared time).
+  double iteration_latency_cycles = 500.0;
   // The same for a kernel whose K/V loads overlap its compute (KernelGeometry::
   // kv_loads_overlap_compute, cp.async a half-iteration ahead): the two barriers and the
-  // cp.async wait, whose latency the compute between them hides only in part. The fits: about 490.
-  double overlapped_iteration_cycles = 500.0;
+  // cp.async wait, whose latency the compute between them hides only in part. The fits: 670 and 640.
+  double overlapped_iteration_cycles = 650.0;
   // Exposed cycles per wave: Q tile from DRAM (~800 cycles), O store and block launch. The fits:
-  // about 2900. With these three at the fitted values the spec sheet alone ranks mma_1xtf32's
+  // 2560 and 2670. With these three at the fitted values the spec sheet alone ranks mma_1xtf32's
   // 64 x 64 over 128 x 64 where more blocks fill the GPU (before: worst top-1 regret 61% H200, 81% H100).
   double block_latency_cycles = 3000.0;
   // Kernel launch to first block, as CUDA events see it.
@@ -69,15 +71,15 @@ struct Coefficients {
   // DRAM terms. p -> infinity is a perfect overlap (the plain max of a roofline); p = 1 is no
   // overlap at all. Real kernels sit between: a warp waiting on shared memory is not issuing
   // FFMAs, and the two pipes' stalls only partly hide each other. The soft maximum also gives
-  // the fit a gradient where two terms cross. 3 (the H200 and H100 fits: 3.2 and 3.1) puts two
-  // equal terms at 1.26x either.
-  double overlap_exponent = 3.0;
+  // the fit a gradient where two terms cross. 3.5 (the H200 and H100 fits: 3.4 and 3.4) puts two
+  // equal terms at 1.22x either.
+  double overlap_exponent = 3.5;
   // The same between the SM's work (the soft maximum above, or one block's chain) and its L2 and
   // DRAM traffic. Apart from overlap_exponent because the two overlaps differ: with one exponent
   // for both, the fit had to pick between the pipes of the tensor-core kernels (which hide each
   // other poorly) and the tile loads, and paid for it with an L2 efficiency of 0.52, and
   // mma_1xtf32 Br = 128 picked over 64 on 9 of 37 grid workloads (H200, leave-one-workload-out).
-  // The H200 and H100 fits put it at 1.8-2.1; 2 by default, since near-perfect overlap (6) ranks
+  // The H200 and H100 fits put it at 1.7-2.0; 2 by default, since near-perfect overlap (6) ranks
   // that same pair wrong from the spec sheet alone (worst top-1 regret 61%, H200 grid).
   double memory_overlap_exponent = 2.0;
 };
