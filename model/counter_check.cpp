@@ -86,7 +86,7 @@ const std::vector<CounterTermInfo>& counter_terms() {
       {CounterTerm::L2ToSmSectors, "l2_to_sm_sectors", "l1tex__m_xbar2l1tex_read_sectors.sum", nullptr,
        "(Q + K/V per visited tile + split cp.async sectors) / 32", false, nullptr, /*optional=*/true},
       {CounterTerm::SharedPipeWaves, "shared_pipe_wavefronts", kSharedPipeWavefrontsMetric, nullptr,
-       "ld + st wavefronts + one per cp.async and per shuffle instruction", true, nullptr, /*optional=*/true},
+       "ld + st wavefronts + one per warp shuffle", true, nullptr, /*optional=*/true},
   };
   return terms;
 }

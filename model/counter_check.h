@@ -48,8 +48,8 @@ enum class CounterTerm {
 inline constexpr const char* kTensorInstructionsMetric = "sm__inst_executed_pipe_tensor_op_hmma.sum";
 // Every warp instruction executed: what the issue pipe (Pipe::Issue) spends its slots on.
 inline constexpr const char* kWarpInstructionsMetric = "smsp__inst_executed.sum";
-// Every wavefront of the shared-memory data pipe: loads, stores, cp.async copies and warp
-// shuffles (Counts::shared_pipe_wavefronts; measured on the H200, docs/counters.md).
+// Every wavefront of the shared-memory data pipe: loads, stores and warp shuffles, not the
+// cp.async fills (Counts::shared_pipe_wavefronts; measured on the H200, docs/counters.md).
 inline constexpr const char* kSharedPipeWavefrontsMetric = "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum";
 
 struct CounterTermInfo {

@@ -52,8 +52,8 @@ struct Counts {
   double barriers = 0;        // __syncthreads, block-level
   double smem_requests = 0, smem_wavefronts = 0, smem_ideal_wavefronts = 0;  // all shared-memory ops
   // The same by op, as Nsight Compute splits them (..._mem_shared_op_ld / _op_st / _op_ldgsts):
-  // loads (LDS), stores from registers (STS) and cp.async copies (LDGSTS). All three occupy the
-  // shared-memory pipe, so the time uses the totals above; compare op_st with store_* alone.
+  // loads (LDS), stores from registers (STS) and cp.async copies (LDGSTS); compare op_st with
+  // store_* alone. The time's shared term is shared_pipe_wavefronts below, not these totals.
   // *_ideal: the conflict-free wavefronts (phases served), so wavefronts - ideal is what ncu's
   // l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{ld,st} count (docs/counters.md).
   double smem_load_requests = 0, smem_load_wavefronts = 0, smem_load_ideal = 0;

@@ -108,6 +108,8 @@ json prediction_json(const Prediction& p, const GeometryAnalysis& g, const Roofl
                  {"smem_store_wavefronts", n.smem_store_wavefronts},
                  {"smem_async_copy_requests", n.smem_async_copy_requests},
                  {"smem_async_copy_wavefronts", n.smem_async_copy_wavefronts},
+                 {"shared_pipe_requests", n.shared_pipe_requests},
+                 {"shared_pipe_wavefronts", n.shared_pipe_wavefronts},
                  {"l2_bytes", n.l2_bytes()},
                  {"dram_compulsory_bytes", n.dram_compulsory_bytes}};
   j["dram"] = {{"bytes", p.dram.bytes},

@@ -308,8 +308,8 @@ std::vector<std::string> CuptiProfiler::default_metrics() {
       // cp.async copies split into more, smaller requests than a swizzled tile's (same addresses).
       "lts__t_requests_srcunit_tex_op_read.sum",
       "l1tex__m_xbar2l1tex_read_sectors.sum",
-      // Every wavefront the shared-memory data pipe serves, warp shuffles and cp.async copies
-      // included (the op_ld / op_st pair above counts neither): the time's shared term.
+      // Every wavefront the shared-memory data pipe serves, warp shuffles included (the op_ld /
+      // op_st pair above leaves them out): what the time's shared term counts.
       model::kSharedPipeWavefrontsMetric,
   };
 }
