@@ -15,7 +15,9 @@
 namespace flashtune {
 
 namespace {
-auto order_key(const TileConfig& c) { return std::make_tuple(int(c.variant), c.d, c.Br, c.Bc, int(c.layout)); }
+auto order_key(const TileConfig& c) {
+  return std::make_tuple(int(c.variant), c.d, c.Br, c.Bc, int(c.layout), int(c.dtype), c.stages, c.q_smem);
+}
 
 template <class Traits>
 constexpr bool compiles_d(int d) {

@@ -13,13 +13,15 @@ std::optional<std::string> config_rejection(const TileConfig& c, const Workload&
   if (auto r = tile_rejection(c)) return r;
   if (c.d != w.d)
     return "config " + c.name() + " is built for d=" + std::to_string(c.d) + ", the workload has d=" + std::to_string(w.d);
+  if (c.dtype != w.dtype)
+    return "config " + c.name() + " takes " + dtype_name(c.dtype) + " operands, the workload is " + dtype_name(w.dtype);
   return std::nullopt;
 }
 
 const std::vector<TileConfig>& compiled_tile_configs() { return compiled_configs(); }
 
 const GeometryAnalysis& ConfigCatalog::analysis(const TileConfig& c) {
-  const Key key{int(c.variant), c.d, c.Br, c.Bc, int(c.layout)};
+  const Key key{int(c.variant), c.d, c.Br, c.Bc, int(c.layout), int(c.dtype), c.stages, c.q_smem};
   auto it = cache_.find(key);
   if (it != cache_.end()) return *it->second;
   if (auto why = tile_rejection(c)) throw std::invalid_argument(c.name() + ": " + *why);

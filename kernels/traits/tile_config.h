@@ -22,6 +22,37 @@ enum class Variant : int {
 inline constexpr Variant kAllVariants[] = {Variant::RowSmem,   Variant::RowReg,    Variant::WarpGroups,
                                            Variant::RegTile2D, Variant::MmaTf32x3, Variant::MmaTf32x1};
 
+// Element type of Q, K, V and O. Every kernel accumulates and keeps the softmax statistics in fp32;
+// the element type is what is stored and moved, and what the tensor cores multiply. It is a
+// dimension of the workload and of the config, never implied: a config runs a workload of its own
+// element type only, so an fp32 request never gets a 16-bit kernel unless the data are 16-bit.
+enum class DType : int { Fp32 = 0, Bf16 = 1, Fp16 = 2 };
+inline constexpr DType kAllDTypes[] = {DType::Fp32, DType::Bf16, DType::Fp16};
+constexpr const char* dtype_name(DType t) {
+  switch (t) {
+    case DType::Fp32: return "fp32";
+    case DType::Bf16: return "bf16";
+    case DType::Fp16: return "fp16";
+  }
+  return "?";
+}
+constexpr int dtype_bytes(DType t) { return t == DType::Fp32 ? 4 : 2; }
+inline std::optional<DType> parse_dtype(std::string_view s) {
+  for (DType t : kAllDTypes)
+    if (s == dtype_name(t)) return t;
+  return std::nullopt;
+}
+// "fp32, bf16, fp16", for help strings and the one-line refusal of an unknown dtype.
+inline std::string known_dtypes() {
+  std::string k;
+  for (DType t : kAllDTypes) k += (k.empty() ? "" : ", ") + std::string(dtype_name(t));
+  return k;
+}
+// The one message for a dtype name that is none of kAllDTypes (command line, files, Python).
+inline std::string unknown_dtype_message(std::string_view s) {
+  return "unknown dtype '" + std::string(s) + "' (known: " + known_dtypes() + ")";
+}
+
 // How accurate a variant's result is: Fp32 (SIMT fp32 and 3xTF32: fp32-level, the default
 // everywhere) or Tf32 (one TF32 product per mma: about 3 decimal digits; chosen only on request).
 enum class Precision : int { Fp32 = 0, Tf32 = 1 };
@@ -35,7 +66,9 @@ constexpr bool precision_admits(Precision requested, Variant v) {
   return requested == Precision::Tf32 || variant_precision(v) == Precision::Fp32;
 }
 // Tensor-core variants need TF32 mma.sync (compute capability 8.0 or newer).
-constexpr bool uses_tensor_cores(Variant v) { return v == Variant::MmaTf32x3 || v == Variant::MmaTf32x1; }
+constexpr bool uses_tensor_cores(Variant v) {
+  return v == Variant::MmaTf32x3 || v == Variant::MmaTf32x1;
+}
 inline constexpr int kTensorCoreMinComputeCapability = 80;  // major * 10 + minor
 
 constexpr const char* precision_name(Precision p) { return p == Precision::Tf32 ? "tf32" : "fp32"; }
@@ -44,6 +77,15 @@ constexpr const char* precision_name(Precision p) { return p == Precision::Tf32 
 // (relative 2^-11 = 4.9e-4 per product); with scores up to +-50 the error of a score moves the
 // softmax weights by up to ~1% (docs/kernels.md, measured worst in docs/results).
 constexpr double rel_l2_tolerance(Precision p) { return p == Precision::Tf32 ? 1e-2 : 1e-4; }
+// The same bar for a 16-bit result, against the double reference computed on the inputs rounded to
+// the dtype: the output's own rounding (bf16 keeps 8 significant bits: 2^-9 relative; fp16 11 bits:
+// 2^-12) plus P rounded to the dtype before P V, an error of the same order per weight. The bars
+// sit ~4x above the errors measured with fresh uniform inputs and scores up to +-50
+// (docs/results, tests/kernels_mma16_test.cu); the issue's own bar is relative to SDPA-FLASH's error
+// on the same inputs (benchmarks/sdpa_compare.py).
+constexpr double rel_l2_tolerance(DType t) {
+  return t == DType::Bf16 ? 2e-2 : t == DType::Fp16 ? 3e-3 : rel_l2_tolerance(Precision::Fp32);
+}
 
 // Shared-memory layout switch: how the rows of a tile that threads read column-wise are laid out.
 enum class Layout : int {
@@ -99,14 +141,29 @@ struct TileConfig {
   int Br = 64;   // query rows per block
   int Bc = 32;   // key/value rows per iteration
   Layout layout = Layout::Plain;
+  // Element type of Q, K, V and O (fp32 for every variant but mma16, which takes bf16 or fp16).
+  DType dtype = DType::Fp32;
+  // K/V pipeline depth where the variant makes it a tunable (mma16: 2 to 4 cp.async stages); 0 for
+  // the variants whose depth is fixed by their traits.
+  int stages = 0;
+  // Where the variant lets the tuner choose: the Q tile re-read from shared memory every K/V tile
+  // (true) instead of kept in registers for the whole loop (false).
+  bool q_smem = false;
 
-  // Stable, parseable name, e.g. "row_smem/d64/br64xbc32/padded"; used as a key in profiles.
+  // Stable, parseable name, e.g. "row_smem/d64/br64xbc32/padded"; used as a key in profiles. The
+  // knobs beyond the layout follow only where they differ from the defaults above, so every name
+  // written before they existed still names the same config: "mma16/d128/br128xbc64/swizzled/bf16/s3/qsmem".
   std::string name() const {
-    return std::string(variant_name(variant)) + "/d" + std::to_string(d) + "/br" + std::to_string(Br) +
-           "xbc" + std::to_string(Bc) + "/" + layout_name(layout);
+    std::string s = std::string(variant_name(variant)) + "/d" + std::to_string(d) + "/br" + std::to_string(Br) +
+                    "xbc" + std::to_string(Bc) + "/" + layout_name(layout);
+    if (dtype != DType::Fp32) s += std::string("/") + dtype_name(dtype);
+    if (stages != 0) s += "/s" + std::to_string(stages);
+    if (q_smem) s += "/qsmem";
+    return s;
   }
   friend constexpr bool operator==(const TileConfig& a, const TileConfig& b) {
-    return a.variant == b.variant && a.d == b.d && a.Br == b.Br && a.Bc == b.Bc && a.layout == b.layout;
+    return a.variant == b.variant && a.d == b.d && a.Br == b.Br && a.Bc == b.Bc && a.layout == b.layout &&
+           a.dtype == b.dtype && a.stages == b.stages && a.q_smem == b.q_smem;
   }
   friend constexpr bool operator!=(const TileConfig& a, const TileConfig& b) { return !(a == b); }
 };
@@ -138,8 +195,21 @@ inline std::optional<TileConfig> parse_config_name(std::string_view name) {
   if (!variant || !skip(rest, "d") || !read_int(rest, t.d) || !skip(rest, "/br") || !read_int(rest, t.Br) ||
       !skip(rest, "xbc") || !read_int(rest, t.Bc) || !skip(rest, "/"))
     return std::nullopt;
-  const auto layout = parse_layout(rest);
+  // The layout, then the optional knobs in name()'s order.
+  const std::size_t slash = rest.find('/');
+  const auto layout = parse_layout(rest.substr(0, slash));
   if (!layout) return std::nullopt;
+  rest = slash == std::string_view::npos ? std::string_view{} : rest.substr(slash);
+  if (!rest.empty()) {
+    const std::size_t next = rest.find('/', 1);
+    if (const auto dt = parse_dtype(rest.substr(1, next == std::string_view::npos ? next : next - 1))) {
+      t.dtype = *dt;
+      rest = next == std::string_view::npos ? std::string_view{} : rest.substr(next);
+    }
+  }
+  if (skip(rest, "/s") && !read_int(rest, t.stages)) return std::nullopt;
+  if (skip(rest, "/qsmem")) t.q_smem = true;
+  if (!rest.empty()) return std::nullopt;
   t.variant = *variant;
   t.layout = *layout;
   // The round trip refuses what name() would write differently ("d064", a zero size).
@@ -147,13 +217,17 @@ inline std::optional<TileConfig> parse_config_name(std::string_view name) {
   return t;
 }
 
-// The problem: O = softmax(scale * Q K^T [masked if causal]) V, all [B, N, d] row-major fp32.
+// The problem: O = softmax(scale * Q K^T [masked if causal]) V, all [B, N, d] row-major, of
+// element type dtype.
 struct Workload {
   long long B = 1;      // batch x heads
   long long N = 1;      // sequence length (queries = keys)
   int d = 64;           // head dimension
   bool causal = false;  // mask key j > query i
   float scale = 0.0f;   // <= 0 means 1/sqrt(d)
+  DType dtype = DType::Fp32;  // element type of Q, K, V and O
+
+  int element_bytes() const { return dtype_bytes(dtype); }
 
   float effective_scale() const { return scale > 0.0f ? scale : 1.0f / std::sqrt(float(d)); }
   // 4 B N^2 d, halved when causal (the convention the seed reports and SDPA benchmarks use).

@@ -152,6 +152,8 @@ enum class TileFault {
   HeadDim,       // d outside kHeadDims
   TileRows,      // Br outside {16, 32, 64, 128}
   TileCols,      // Bc outside {16, 32, 64, 128}
+  ElementType,   // a dtype the variant has no kernel for (every SIMT and TF32 variant: fp32 only)
+  FixedKnobs,    // stages or q_smem set on a variant whose traits fix them
   // A variant's own limits, worded by its rejection():
   VariantHeadDim,
   VariantRows,
@@ -161,11 +163,20 @@ enum class TileFault {
   SharedMemory,  // more than kMaxSmemOptinBytes
 };
 
-constexpr TileFault common_fault(const TileConfig& c, Variant expected) {
+// The tile shape alone: the variant, d, Br and Bc. A variant with its own element types and knobs
+// (mma16) checks those itself.
+constexpr TileFault common_shape_fault(const TileConfig& c, Variant expected) {
   if (c.variant != expected) return TileFault::OtherVariant;
   if (!is_head_dim(c.d)) return TileFault::HeadDim;
   if (!is_tile_size(c.Br)) return TileFault::TileRows;
   if (!is_tile_size(c.Bc)) return TileFault::TileCols;
+  return TileFault::None;
+}
+// The shape, for an fp32 variant whose traits fix the pipeline depth and Q's residence.
+constexpr TileFault common_fault(const TileConfig& c, Variant expected) {
+  if (const TileFault f = common_shape_fault(c, expected); f != TileFault::None) return f;
+  if (c.dtype != DType::Fp32) return TileFault::ElementType;
+  if (c.stages != 0 || c.q_smem) return TileFault::FixedKnobs;
   return TileFault::None;
 }
 constexpr TileFault smem_fault(int bytes) {
@@ -188,6 +199,10 @@ inline std::string fault_words(TileFault f, const TileConfig& c, Variant expecte
     case TileFault::HeadDim: return "d=" + std::to_string(c.d) + " is not supported (d in {32, 64, 128})";
     case TileFault::TileRows: return "Br=" + std::to_string(c.Br) + " is not supported (Br in {16, 32, 64, 128})";
     case TileFault::TileCols: return "Bc=" + std::to_string(c.Bc) + " is not supported (Bc in {16, 32, 64, 128})";
+    case TileFault::ElementType:
+      return std::string(variant_name(expected)) + " has no " + dtype_name(c.dtype) + " kernel (fp32 only)";
+    case TileFault::FixedKnobs:
+      return std::string(variant_name(expected)) + " fixes its pipeline stages and Q's residence (no /sN or /qsmem)";
     default: return std::string(variant_name(expected)) + " cannot build " + c.name();
   }
 }
