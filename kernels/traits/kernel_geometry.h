@@ -64,10 +64,18 @@ struct TileInstructionCounts {
   // integer logic instructions (thread-level) that mask the TF32 high part off each operand.
   double mma = 0;
   double int_logic = 0;
+  // 16-bit tensor-core variants (mma16): mma.sync m16n8k16 bf16/fp16 instructions with fp32
+  // accumulate per block, warp-level (each 2 x 16 x 8 x 16 = 4096 FLOPs), and the thread-level
+  // conversions that pack two fp32 values into one 16-bit pair (cvt.rn.bf16x2.f32 / .f16x2: P before
+  // P V, O before its store).
+  double mma16 = 0;
+  double cvt = 0;
 };
 
 // FLOPs of one mma.sync m16n8k8 warp instruction.
 inline constexpr double kMmaM16n8k8Flops = 2.0 * 16 * 8 * 8;
+// FLOPs of one mma.sync m16n8k16 (bf16 or fp16) warp instruction.
+inline constexpr double kMmaM16n8k16Flops = 2.0 * 16 * 8 * 16;
 
 struct KernelGeometry {
   TileConfig config;
