@@ -53,10 +53,11 @@ class TiledKernelInstance final : public KernelInstance {
       if (e != cudaSuccess) return e;
     }
     const AttentionStrides& st = t.strides;
-    AttentionParams p{t.q,
-                      t.k,
-                      t.v,
-                      t.o,
+    // The params carry float pointers; a 16-bit kernel reinterprets them as its element type.
+    AttentionParams p{static_cast<const float*>(t.q),
+                      static_cast<const float*>(t.k),
+                      static_cast<const float*>(t.v),
+                      static_cast<float*>(t.o),
                       device_strides(st.q),
                       device_strides(st.k),
                       device_strides(st.v),

@@ -48,21 +48,22 @@ struct KernelResources {
   int threads_per_block = 0;
 };
 
-// The operands of one call: device pointers and their strides (kernels/traits/tensor_strides.h).
+// The operands of one call: device pointers and their strides (kernels/traits/tensor_strides.h),
+// in elements of the workload's dtype (Workload::dtype: 4-byte floats, or 2-byte bf16 / fp16).
 struct AttentionTensors {
-  const float* q = nullptr;
-  const float* k = nullptr;
-  const float* v = nullptr;
-  float* o = nullptr;
+  const void* q = nullptr;
+  const void* k = nullptr;
+  const void* v = nullptr;
+  void* o = nullptr;
   AttentionStrides strides;
   // [B, N, d] packed, the layout of the pointer-only launch().
-  static AttentionTensors packed(const float* q, const float* k, const float* v, float* o, const Workload& w) {
+  static AttentionTensors packed(const void* q, const void* k, const void* v, void* o, const Workload& w) {
     return {q, k, v, o, AttentionStrides::packed(w)};
   }
 };
 
 // Whether every kernel can address these operands: each base pointer and stride aligned to the
-// 16-byte vectors (float4 loads, cp.async) all variants use, K and V with the same batch and head
+// 16-byte vectors (float4 loads, cp.async) all variants use (4 floats, 8 bf16 / fp16 elements), K and V with the same batch and head
 // strides (one offset addresses both), heads dividing B, row strides
 // below 2^31 floats, and O's rows within an entry not overlapping (that
 // different entries of O do not overlap is the caller's to keep). The reason names the operand and the value.
@@ -79,8 +80,8 @@ class KernelInstance {
   // Launches on `stream` over operands of any strides that check_tensors() accepts (it returns
   // cudaErrorInvalidValue otherwise). Returns the launch error (does not synchronize).
   virtual cudaError_t launch(const AttentionTensors& t, const Workload& w, cudaStream_t stream) const = 0;
-  // q, k, v, o: device pointers of B*N*d floats, [B, N, d] packed.
-  cudaError_t launch(const float* q, const float* k, const float* v, float* o, const Workload& w,
+  // q, k, v, o: device pointers of B*N*d elements of w.dtype, [B, N, d] packed.
+  cudaError_t launch(const void* q, const void* k, const void* v, void* o, const Workload& w,
                      cudaStream_t stream) const {
     return launch(AttentionTensors::packed(q, k, v, o, w), w, stream);
   }

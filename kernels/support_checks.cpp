@@ -64,15 +64,16 @@ namespace flashtune {
 namespace {
 // Every variant moves 16-byte vectors (float4 loads and stores, cp.async 16): a base pointer and
 // each stride must keep every row start on a 16-byte boundary.
-constexpr long long kVectorFloats = 4;
+constexpr long long kVectorBytes = 16;
 
 Support check_operand(const char* name, const void* ptr, const OperandStrides& s, const Workload& w,
                       long long heads) {
   using std::to_string;
   const std::string op = name;
   if (ptr == nullptr) return Support::no(op + " is a null pointer");
-  if (reinterpret_cast<std::uintptr_t>(ptr) % (kVectorFloats * sizeof(float)) != 0)
+  if (reinterpret_cast<std::uintptr_t>(ptr) % kVectorBytes != 0)
     return Support::no(op + " is not 16-byte aligned (the kernels load and store float4 / cp.async 16 B)");
+  const long long vector_elements = kVectorBytes / w.element_bytes();
   const struct {
     const char* what;
     long long value;
@@ -82,9 +83,10 @@ Support check_operand(const char* name, const void* ptr, const OperandStrides& s
     if (!st.used) continue;  // a stride that never multiplies a non-zero index may be anything
     if (st.value < 0)
       return Support::no(op + " " + st.what + " stride " + to_string(st.value) + " is negative");
-    if (st.value % kVectorFloats != 0)
-      return Support::no(op + " " + st.what + " stride " + to_string(st.value) +
-                         " is not a multiple of 4 floats (the kernels load and store 16-byte vectors)");
+    if (st.value % vector_elements != 0)
+      return Support::no(op + " " + st.what + " stride " + to_string(st.value) + " is not a multiple of " +
+                         to_string(vector_elements) + " " + (w.dtype == DType::Fp32 ? "floats" : "elements") +
+                         " (the kernels load and store 16-byte vectors)");
   }
   if (w.N > 1 && s.row > INT_MAX)
     return Support::no(op + " row stride " + to_string(s.row) + " is above the kernels' limit " + to_string(INT_MAX));
