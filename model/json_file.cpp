@@ -13,8 +13,9 @@ namespace {
 
 using nlohmann::json;
 
-[[noreturn]] void fail(const std::string& source, const std::string& what) {
-  throw JsonFileError(source + ": " + what);
+[[noreturn]] void fail(const std::string& source, const std::string& what,
+                       JsonFileError::Kind kind = JsonFileError::Kind::kRead) {
+  throw JsonFileError(source + ": " + what, kind);
 }
 
 // nlohmann's messages start with "[json.exception.parse_error.101] parse error at line 1, ...";
@@ -25,9 +26,36 @@ std::string without_tag(const std::string& what) {
   return close == std::string::npos ? what : what.substr(close + 2);
 }
 
+// The byte offset where nesting first exceeds `limit`, or npos.
+std::size_t too_deep_at(const std::string& text, int limit) {
+  int depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;  // the escaped character cannot end the string
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > limit) return i;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return std::string::npos;
+}
+
 }  // namespace
 
 nlohmann::json parse_json_text(const std::string& text, const std::string& source) {
+  // Before anything is built: a tree a million levels deep parses (nlohmann's parser keeps its
+  // own stack) but every recursive copy, comparison or dump of it overflows the call stack.
+  if (const std::size_t at = too_deep_at(text, kMaxJsonDepth); at != std::string::npos)
+    fail(source,
+         "nested deeper than " + std::to_string(kMaxJsonDepth) + " levels (at byte " + std::to_string(at) +
+             "); the limit is " + std::to_string(kMaxJsonDepth),
+         JsonFileError::Kind::kLimit);
   // One set of keys per open object; the parser reports keys before their values.
   std::vector<std::set<std::string>> open_objects;
   std::string duplicate;
@@ -46,11 +74,12 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& sourc
   try {
     doc = json::parse(text, check_keys);
   } catch (const json::out_of_range& e) {
-    fail(source, without_tag(e.what()));  // "number overflow parsing '1e999'"
+    fail(source, without_tag(e.what()), JsonFileError::Kind::kLimit);  // "number overflow parsing '1e999'"
   } catch (const json::exception& e) {
-    fail(source, "malformed JSON: " + without_tag(e.what()));
+    fail(source, "malformed JSON: " + without_tag(e.what()), JsonFileError::Kind::kMalformed);
   }
-  if (!duplicate.empty()) fail(source, "key '" + duplicate + "' given twice in one object");
+  if (!duplicate.empty())
+    fail(source, "key '" + duplicate + "' given twice in one object", JsonFileError::Kind::kMalformed);
   return doc;
 }
 

@@ -168,11 +168,11 @@ Measurement read_measurement(const Reader& r, const json& m, const std::string& 
   if (const json* res = r.optional_field(m, "resources")) {
     if (!res->is_object()) r.fail("field '" + p + "resources' must be an object");
     const std::string q = p + "resources.";
-    x.resources = ResourceUsage{r.small_integer(*res, "registers", q, false),
+    x.resources = ResourceUsage{r.small_integer(*res, "registers", q),  // required: 0 is no kernel
                                 r.small_integer(*res, "static_smem", q, false),
                                 r.small_integer(*res, "dynamic_smem", q, false),
                                 r.small_integer(*res, "local_bytes", q, false),
-                                r.small_integer(*res, "threads", q, false)};
+                                r.small_integer(*res, "threads", q)};
   }
   x.timestamp = r.str(m, "timestamp", p, false);
   x.device_index = r.small_integer(m, "device_index", p, false);

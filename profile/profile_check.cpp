@@ -1,7 +1,9 @@
 #include "profile/profile_check.h"
 #include "model/number_text.h"
 
+#include <algorithm>
 #include <cmath>
+#include <string_view>
 #include <map>
 #include <sstream>
 
@@ -10,6 +12,46 @@
 
 namespace flashtune {
 namespace {
+
+// The row of a field in kProfileValueRanges, found when compiling: a name the table lacks does not
+// compile.
+template <std::size_t Row>
+constexpr std::size_t checked_row() {
+  static_assert(Row < kProfileValueRangeCount, "field not in kProfileValueRanges (profile/profile_ranges.h)");
+  return Row;
+}
+#define FT_ROW(field) checked_row<profile_range_index(field)>()
+
+std::string quoted(const std::string& s) { return "'" + s + "'"; }
+
+// YYYY-MM-DDTHH:MM:SS, optional fraction, Z: what utc_timestamp() writes (and ISO 8601 UTC).
+bool is_iso8601_utc(const std::string& s) {
+  const auto digits = [&s](std::size_t at, std::size_t n, int lo, int hi) {
+    if (at + n > s.size()) return false;
+    int v = 0;
+    for (std::size_t i = at; i < at + n; ++i) {
+      if (s[i] < '0' || s[i] > '9') return false;
+      v = v * 10 + (s[i] - '0');
+    }
+    return v >= lo && v <= hi;
+  };
+  if (s.size() < 20 || !digits(0, 4, 1970, 9999) || s[4] != '-' || !digits(5, 2, 1, 12) || s[7] != '-' ||
+      !digits(8, 2, 1, 31) || s[10] != 'T' || !digits(11, 2, 0, 23) || s[13] != ':' || !digits(14, 2, 0, 59) ||
+      s[16] != ':' || !digits(17, 2, 0, 60))
+    return false;
+  std::size_t i = 19;
+  if (s[i] == '.') {
+    const std::size_t first = ++i;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+    if (i == first || i - first > 9) return false;
+  }
+  return i + 1 == s.size() && s[i] == 'Z';
+}
+
+// The rel L2 bar the tuner held a config to when it marked the pair ok (tuner/pair_measurement.cpp).
+double ok_rel_l2_tolerance(const TileConfig& c) {
+  return c.dtype != DType::Fp32 ? rel_l2_tolerance(c.dtype) : rel_l2_tolerance(variant_precision(c.variant));
+}
 
 struct Checker {
   const std::string& source;
@@ -20,31 +62,47 @@ struct Checker {
   [[noreturn]] void fail_value(const std::string& field, double value, const std::string& what) const {
     fail(field, "= " + number_text(value) + ": " + what);
   }
-  void finite_nonnegative(const std::string& field, double value) const {
-    if (!std::isfinite(value) || value < 0) fail_value(field, value, "must be a finite number >= 0");
+  // ---- the rows of kProfileValueRanges (profile/profile_ranges.h) ----
+  void number(std::size_t row, const std::string& field, double value) const {
+    const ValueRange& r = kProfileValueRanges[row];
+    if (!std::isfinite(value) || value < r.min || value > r.max) fail_value(field, value, "must be " + profile_range_text(r));
   }
-  void plausible_ms(const std::string& field, double value) const {
-    if (!std::isfinite(value) || value < kMinPlausibleMs || value > kMaxPlausibleMs)
-      fail_value(field, value,
-                 "must be a time in [" + number_text(kMinPlausibleMs) + ", " + number_text(kMaxPlausibleMs) + "] ms");
+  void integer(std::size_t row, const std::string& field, long long value) const {
+    const ValueRange& r = kProfileValueRanges[row];
+    if (double(value) < r.min || double(value) > r.max)
+      fail(field, "= " + std::to_string(value) + ": must be " + profile_range_text(r));
   }
-  void int_range(const std::string& field, int value, int lo, int hi) const {
-    if (value < lo || value > hi)
-      fail(field, "= " + std::to_string(value) + ": must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  void one_of(std::size_t row, const std::string& field, const std::string& value) const {
+    const ValueRange& r = kProfileValueRanges[row];
+    const std::string_view all = r.allowed;
+    for (std::size_t start = 0; start <= all.size();) {
+      const std::size_t comma = std::min(all.find(',', start), all.size());
+      const std::string_view one = all.substr(start, comma - start);
+      start = comma + 1;
+      if (one.empty() ? value.empty()
+                      : one.back() == '*' ? value.size() >= one.size() && value.compare(0, one.size() - 1, one.substr(0, one.size() - 1)) == 0
+                                          : value == one)
+        return;
+    }
+    fail(field, "= " + quoted(value) + ": must be " + profile_range_text(r) + (all.front() == ',' ? " (or empty)" : ""));
+  }
+  void timestamp(std::size_t row, const std::string& field, const std::string& value) const {
+    if (!value.empty() && !is_iso8601_utc(value))
+      fail(field, "= " + quoted(value) + ": must be " + profile_range_text(kProfileValueRanges[row]) + " (or empty)");
   }
 
   void timing(const std::string& at, const TimingSummary& t) const {
-    plausible_ms(at + "median_ms", t.median_ms);
+    number(FT_ROW("measurements[].timing.median_ms"), at + "median_ms", t.median_ms);
     // Optional fields are checked where the file has them; a min, max or mean must be a time.
-    for (const auto& [name, value] : {std::pair<const char*, std::optional<double>>{"min_ms", t.min_ms},
-                                      {"max_ms", t.max_ms}, {"mean_ms", t.mean_ms}}) {
-      if (value) plausible_ms(at + name, *value);
-    }
-    if (t.stdev_ms) finite_nonnegative(at + "stdev_ms", *t.stdev_ms);
-    if (t.rel_stdev) finite_nonnegative(at + "rel_stdev", *t.rel_stdev);
-    finite_nonnegative(at + "sm_clock_mhz", t.sm_clock_mhz);
-    if (t.samples && *t.samples < 0) fail(at + "samples", "= " + std::to_string(*t.samples) + ": must be >= 0");
-    if (t.dropped && *t.dropped < 0) fail(at + "dropped", "= " + std::to_string(*t.dropped) + ": must be >= 0");
+    if (t.min_ms) number(FT_ROW("measurements[].timing.min_ms"), at + "min_ms", *t.min_ms);
+    if (t.max_ms) number(FT_ROW("measurements[].timing.max_ms"), at + "max_ms", *t.max_ms);
+    if (t.mean_ms) number(FT_ROW("measurements[].timing.mean_ms"), at + "mean_ms", *t.mean_ms);
+    if (t.stdev_ms) number(FT_ROW("measurements[].timing.stdev_ms"), at + "stdev_ms", *t.stdev_ms);
+    if (t.rel_stdev) number(FT_ROW("measurements[].timing.rel_stdev"), at + "rel_stdev", *t.rel_stdev);
+    number(FT_ROW("measurements[].timing.sm_clock_mhz"), at + "sm_clock_mhz", t.sm_clock_mhz);
+    if (t.samples) integer(FT_ROW("measurements[].timing.samples"), at + "samples", *t.samples);
+    if (t.dropped) integer(FT_ROW("measurements[].timing.dropped"), at + "dropped", *t.dropped);
+    one_of(FT_ROW("measurements[].timing.stop"), at + "stop", t.stop);
     // A median outside its own samples' range contradicts the measurement (median 1e-300 beside
     // min 3.4 made fit trust a point 17 orders off).
     if (t.min_ms && t.median_ms < *t.min_ms * (1 - 1e-9))
@@ -52,7 +110,7 @@ struct Checker {
     if (t.max_ms && t.median_ms > *t.max_ms * (1 + 1e-9))
       fail_value(at + "median_ms", t.median_ms, "is above max_ms " + number_text(*t.max_ms));
     for (std::size_t i = 0; i < t.samples_ms.size(); ++i)
-      plausible_ms(at + "samples_ms[" + std::to_string(i) + "]", t.samples_ms[i]);
+      number(FT_ROW("measurements[].timing.samples_ms[]"), at + "samples_ms[" + std::to_string(i) + "]", t.samples_ms[i]);
   }
 
   void measurement(const std::string& at, const Measurement& m, const std::map<std::string, Workload>& workloads) const {
@@ -63,20 +121,39 @@ struct Checker {
       fail(at + "config", "= '" + m.config + "': has d=" + std::to_string(config->d) + " but workload '" + m.workload +
                               "' has d=" + std::to_string(w->second.d));
     if (m.verify) {
-      finite_nonnegative(at + "verify.rel_l2", m.verify->rel_l2);
-      finite_nonnegative(at + "verify.max_abs", m.verify->max_abs);
+      number(FT_ROW("measurements[].verify.rel_l2"), at + "verify.rel_l2", m.verify->rel_l2);
+      number(FT_ROW("measurements[].verify.max_abs"), at + "verify.max_abs", m.verify->max_abs);
+      // A pair marked ok passed verification: its error is within the config's tolerance.
+      const double tolerance = ok_rel_l2_tolerance(*config);
+      if (m.status == status::kOk && m.verify->rel_l2 > tolerance)
+        fail_value(at + "verify.rel_l2", m.verify->rel_l2,
+                   "is above the tolerance " + number_text(tolerance) + " of '" + m.config + "' on a pair marked ok");
     }
+    if (m.timing && m.status != status::kOk)
+      fail(at + "timing", "is present on a pair with status '" + m.status + "': only an ok pair is timed");
     if (m.timing) timing(at + "timing.", *m.timing);
-    for (const auto& [name, value] : m.counters) finite_nonnegative(at + "counters." + name, value);
+    for (const auto& [name, value] : m.counters)
+      number(FT_ROW("measurements[].counters.<name>"), at + "counters." + name, value);
+    one_of(FT_ROW("measurements[].counters_status"), at + "counters_status", m.counters_status);
     if (m.resources) {
       const ResourceUsage& r = *m.resources;
-      int_range(at + "resources.registers", r.registers, 0, 255);
-      int_range(at + "resources.static_smem", r.static_smem, 0, 1 << 24);
-      int_range(at + "resources.dynamic_smem", r.dynamic_smem, 0, 1 << 24);
-      int_range(at + "resources.local_bytes", r.local_bytes, 0, 1 << 24);
-      int_range(at + "resources.threads", r.threads, 0, 1024);
+      integer(FT_ROW("measurements[].resources.registers"), at + "resources.registers", r.registers);
+      integer(FT_ROW("measurements[].resources.static_smem"), at + "resources.static_smem", r.static_smem);
+      integer(FT_ROW("measurements[].resources.dynamic_smem"), at + "resources.dynamic_smem", r.dynamic_smem);
+      integer(FT_ROW("measurements[].resources.local_bytes"), at + "resources.local_bytes", r.local_bytes);
+      integer(FT_ROW("measurements[].resources.threads"), at + "resources.threads", r.threads);
     }
-    finite_nonnegative(at + "elapsed_s", m.elapsed_s);
+    timestamp(FT_ROW("measurements[].timestamp"), at + "timestamp", m.timestamp);
+    integer(FT_ROW("measurements[].device_index"), at + "device_index", m.device_index);
+    number(FT_ROW("measurements[].elapsed_s"), at + "elapsed_s", m.elapsed_s);
+  }
+
+  void gpu(const GpuIdentity& g) const {
+    integer(FT_ROW("gpu.sm_count"), "gpu.sm_count", g.sm_count);
+    integer(FT_ROW("gpu.sm_clock_max_mhz"), "gpu.sm_clock_max_mhz", g.sm_clock_max_mhz);
+    integer(FT_ROW("gpu.mem_clock_mhz"), "gpu.mem_clock_mhz", g.mem_clock_mhz);
+    integer(FT_ROW("gpu.l2_bytes"), "gpu.l2_bytes", g.l2_bytes);
+    integer(FT_ROW("gpu.device_index"), "gpu.device_index", g.device_index);
   }
 };
 
@@ -84,6 +161,7 @@ struct Checker {
 
 void check_profile_values(const Profile& p, const std::string& source) {
   const Checker c{source};
+  c.gpu(p.gpu);
   std::map<std::string, Workload> workloads;
   for (std::size_t i = 0; i < p.workloads.size(); ++i) {
     const NamedWorkload& w = p.workloads[i];

@@ -9,14 +9,12 @@
 #include <string>
 
 #include "profile/profile.h"
+#include "profile/profile_ranges.h"  // the table of value ranges this check reads
 
 namespace flashtune {
 
 // Throws ProfileError("<source>: field 'measurements[12].timing.median_ms' = -1.5: must be ...").
 void check_profile_values(const Profile& p, const std::string& source);
 
-// Times a kernel launch can take: from 100 ns (below any launch) to about three hours.
-inline constexpr double kMinPlausibleMs = 1e-4;
-inline constexpr double kMaxPlausibleMs = 1e7;
 
 }  // namespace flashtune

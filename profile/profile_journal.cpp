@@ -11,6 +11,7 @@
 #include <sstream>
 #include <utility>
 
+#include "model/json_file.h"
 #include "profile/output_file.h"
 
 namespace flashtune {
@@ -80,15 +81,16 @@ JournalReplay replay_journal(const std::string& journal, Profile& p) {
     const std::string where = journal + ":" + std::to_string(i + 1);
     json j;
     try {
-      j = json::parse(lines[i]);
-    } catch (const json::parse_error& e) {
+      j = parse_json_text(lines[i], where);  // the one parse: duplicate keys, 1e999, nesting depth
+    } catch (const JsonFileError& e) {
       // Only the pair in flight can be damaged (every earlier line was fsynced before the next
-      // was written): a last line that is not JSON is a torn write, anything earlier is not.
-      if (i + 1 == lines.size()) {
+      // was written): a last line that is not JSON is a torn write, anything earlier is not. A
+      // line nested too deep is whole JSON, never torn.
+      if (e.kind() == JsonFileError::Kind::kMalformed && i + 1 == lines.size()) {
         r.torn_tail = true;
         break;
       }
-      fail(where, std::string("malformed JSON (") + e.what() + "); move the journal away to drop its pairs");
+      throw ProfileError(std::string(e.what()) + "; move the journal away to drop its pairs");
     }
     if (i == 0) {
       check_header(j, where, p);

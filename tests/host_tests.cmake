@@ -63,3 +63,10 @@ target_compile_definitions(hardening_test PRIVATE FLASHTUNE_SOURCE_DIR="${PROJEC
 flashtune_add_test(compiled_instructions_test SOURCES compiled_instructions_test.cpp LIBS flashtune_fit flashtune_plots)
 target_compile_definitions(compiled_instructions_test PRIVATE
   FLASHTUNE_INSTRUCTION_PROFILE="${PROJECT_SOURCE_DIR}/profiles/counters/nvidia-h200-instructions.json")
+
+# Issue 27 (Hardening II), host side: the JSON nesting limit, the profile's value-range table (and
+# docs/profile-schema.md against it), spec sheet checks (host-only: the sanitizer build runs it).
+flashtune_add_test(hardening_values_test SOURCES hardening_values_test.cpp LIBS flashtune_tune_core flashtune_plots)
+target_compile_definitions(hardening_values_test PRIVATE FLASHTUNE_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+  FLASHTUNE_FIXTURE_PROFILE="${CMAKE_CURRENT_SOURCE_DIR}/data/fixture_profile.json"
+  FLASHTUNE_TEST_GPU_DIR="${PROJECT_SOURCE_DIR}/configs/gpus")
