@@ -1,6 +1,8 @@
-// The generic KernelInstance: one per compiled (variant, d, Br, Bc, layout), its description and
-// launch geometry read from the variant's traits Tile, its kernel named by the instance file; and
-// InstanceFile<V, D>::add, which the instance files instantiate.
+// The generic KernelInstance: one per compiled config (variant, d, Br, Bc, layout, dtype, stages,
+// q_smem), its description and launch geometry read from the variant's traits Tile, its kernel
+// named by the instance file; and InstanceFile<V, D>::add, which the instance files instantiate.
+// The fp32 variants' Tile and kernel templates take (D, BR, BC, L) and ignore the knobs (their
+// configs have them at the defaults); mma16's take all seven (TraitsTile below).
 #pragma once
 
 #include <climits>
@@ -25,10 +27,27 @@ inline DeviceStrides device_strides(const OperandStrides& s) {
   return {s.batch, s.head, static_cast<int>(s.row)};
 }
 
-template <class Traits, int D, int BR, int BC, Layout L>
+// Whether a variant's traits Tile is templated on the whole config (dtype, stages, q_smem too).
+template <class Traits>
+inline constexpr bool kTileTakesKnobs = false;
+template <>
+inline constexpr bool kTileTakesKnobs<traits::Mma16> = true;
+
+template <class Traits, bool Knobs = kTileTakesKnobs<Traits>>
+struct TraitsTile {
+  template <int D, int BR, int BC, Layout L, int DT, int STAGES, int QSMEM>
+  using Of = typename Traits::template Tile<D, BR, BC, L>;
+};
+template <class Traits>
+struct TraitsTile<Traits, true> {
+  template <int D, int BR, int BC, Layout L, int DT, int STAGES, int QSMEM>
+  using Of = typename Traits::template Tile<D, BR, BC, L, DT, STAGES, QSMEM>;
+};
+
+template <class Traits, int D, int BR, int BC, Layout L, int DT, int STAGES, int QSMEM>
 class TiledKernelInstance final : public KernelInstance {
  public:
-  using Tile = typename Traits::template Tile<D, BR, BC, L>;
+  using Tile = typename TraitsTile<Traits>::template Of<D, BR, BC, L, DT, STAGES, QSMEM>;
 
   explicit TiledKernelInstance(KernelFn fn) : fn_(fn) {}
 
@@ -41,7 +60,8 @@ class TiledKernelInstance final : public KernelInstance {
   using KernelInstance::launch;
 
   cudaError_t launch(const AttentionTensors& t, const Workload& w, cudaStream_t stream) const override {
-    if (w.d != D || w.B < 1 || w.N < 1 || w.N > INT_MAX || !check_tensors(t, w)) return cudaErrorInvalidValue;
+    if (w.d != D || w.dtype != config_.dtype || w.B < 1 || w.N < 1 || w.N > INT_MAX || !check_tensors(t, w))
+      return cudaErrorInvalidValue;
     const LaunchShape shape = launch_shape(w, BR, Traits::kCausalHeavyFirst);
     if (!shape.ok) return cudaErrorInvalidConfiguration;
     if (Tile::kSmemBytes > 48 * 1024) {
@@ -94,25 +114,28 @@ class TiledKernelInstance final : public KernelInstance {
 };
 
 // Appends one instance per entry of Traits::kCompiled whose d is D, each instantiating the
-// kernel named by KernelOf<D, BR, BC, L>::fn. Only the entries for D are instantiated, so each
-// instance file compiles its own share.
-template <class Traits, int D, template <int, int, int, Layout> class KernelOf, int CD, int CBR, int CBC, Layout CL>
+// kernel named by KernelOf<D, BR, BC, L, DT, STAGES, QSMEM>::fn. Only the entries for D are
+// instantiated, so each instance file compiles its own share.
+template <class Traits, int D, template <int, int, int, Layout, int, int, int> class KernelOf, int CD, int CBR,
+          int CBC, Layout CL, int CDT, int CS, int CQ>
 void add_if_d(std::vector<const KernelInstance*>& out) {
   if constexpr (CD == D) {
-    static const TiledKernelInstance<Traits, CD, CBR, CBC, CL> instance(KernelOf<CD, CBR, CBC, CL>::fn);
+    static const TiledKernelInstance<Traits, CD, CBR, CBC, CL, CDT, CS, CQ> instance(
+        KernelOf<CD, CBR, CBC, CL, CDT, CS, CQ>::fn);
     out.push_back(&instance);
   }
 }
 
-template <class Traits, int D, template <int, int, int, Layout> class KernelOf, std::size_t... I>
+template <class Traits, int D, template <int, int, int, Layout, int, int, int> class KernelOf, std::size_t... I>
 void add_compiled_impl(std::vector<const KernelInstance*>& out, std::index_sequence<I...>) {
   (add_if_d<Traits, D, KernelOf, Traits::kCompiled[I].d, Traits::kCompiled[I].Br, Traits::kCompiled[I].Bc,
-            Traits::kCompiled[I].layout>(out),
+            Traits::kCompiled[I].layout, static_cast<int>(Traits::kCompiled[I].dtype), Traits::kCompiled[I].stages,
+            Traits::kCompiled[I].q_smem ? 1 : 0>(out),
    ...);
 }
 
-// The kernel template of variant V as Of<D, BR, BC, L>::fn: specialized by the variant's
-// instance files (instances/instance.cu.in), the only place that names the kernel.
+// The kernel template of variant V as Of<D, BR, BC, L, DT, STAGES, QSMEM>::fn: specialized by the
+// variant's instance files (instances/instance.cu.in), the only place that names the kernel.
 template <Variant V>
 struct VariantKernel;
 

@@ -75,6 +75,15 @@ const KernelInstance* find_kernel(const TileConfig& c) {
 // If that instance is not compiled (small kernel set), the first compiled instance with the
 // workload's d.
 TileConfig default_config(const Workload& w) {
+  if (w.dtype != DType::Fp32) {
+    // 16-bit data: mma16 with Br = 128, two stages, Bc = 64 (Q re-read from shared memory at
+    // d = 128, where registers cannot hold it), 128 keys at d = 32 (docs/kernels.md, mma16).
+    TileConfig c{Variant::Mma16, w.d, 128, w.d == 32 ? 128 : 64, Layout::Swizzled, w.dtype, 2, w.d == 128};
+    if (find_kernel(c)) return c;
+    for (const KernelInstance* k : kernel_registry())
+      if (k->config().d == w.d && k->config().dtype == w.dtype) return k->config();
+    return c;
+  }
   constexpr long long kSmallGrid = 2 * 132;  // fewer Br = 128 blocks than ~2 per SM of an H200
   const long long blocks_128 = w.B * ((w.N + 127) / 128);
   TileConfig c{Variant::RegTile2D, w.d, 128, 128, Layout::Swizzled};
@@ -85,7 +94,7 @@ TileConfig default_config(const Workload& w) {
   }
   if (find_kernel(c)) return c;
   for (const KernelInstance* k : kernel_registry())
-    if (k->config().d == w.d) return k->config();
+    if (k->config().d == w.d && k->config().dtype == w.dtype) return k->config();
   return c;
 }
 

@@ -36,6 +36,9 @@ Support check_support(const TileConfig& c, int threads, int smem_bytes, int Br, 
   if (!traits::is_head_dim(w.d))
     return Support::no("d=" + to_string(w.d) + " is not supported (kernels exist for d in {32, 64, 128})");
   if (w.d != c.d) return Support::no("config is for d=" + to_string(c.d) + ", workload has d=" + to_string(w.d));
+  if (w.dtype != c.dtype)
+    return Support::no(std::string("config is for ") + dtype_name(c.dtype) + " operands, workload is " +
+                       dtype_name(w.dtype));
   if (w.B < 1) return Support::no("B must be >= 1 (got " + to_string(w.B) + ")");
   if (w.N < 1) return Support::no("N must be >= 1 (got " + to_string(w.N) + ")");
   if (w.N > INT_MAX) return Support::no("N=" + to_string(w.N) + " is above the kernels' limit " + to_string(INT_MAX));
@@ -49,7 +52,8 @@ Support check_support(const TileConfig& c, int threads, int smem_bytes, int Br, 
   if (!shape.ok)
     return Support::no("grid of " + to_string(shape.blocks) + " blocks exceeds the device limit of " +
                        to_string(kMaxGridX));
-  const double bytes = 16.0 * double(w.B) * double(w.N) * double(w.d);  // Q, K, V and O, fp32
+  // Q, K, V and O, of the workload's dtype.
+  const double bytes = 4.0 * dtype_bytes(w.dtype) * double(w.B) * double(w.N) * double(w.d);
   if (dev.global_mem_bytes > 0 && bytes > double(dev.global_mem_bytes))
     return Support::no("needs " + to_string(static_cast<long long>(bytes)) +
                        " B of device memory for Q, K, V and O, device has " +

@@ -124,6 +124,7 @@ TEST(KernelRegistry, OversizeSharedMemoryIsRefusedOnA99KBDevice) {
     w.B = 1;
     w.N = 128;
     w.d = k->config().d;
+    w.dtype = k->config().dtype;
     const int smem = make_geometry(k->config()).smem_bytes;
     const Support s = k->can_implement(w, dev);
     if (smem > dev.smem_per_block_optin) {

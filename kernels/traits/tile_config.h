@@ -18,9 +18,12 @@ enum class Variant : int {
   MmaTf32x3 = 4,   // tensor cores: warps own 16 query rows, S and O as mma.sync m16n8k8 TF32
                    // fragments, each fp32 operand split into a TF32 high part and residual (3 products)
   MmaTf32x1 = 5,   // the same kernel with one TF32 product per mma: fast, TF32-accurate (opt-in)
+  Mma16 = 6,       // tensor cores on 16-bit data: mma.sync m16n8k16 bf16 / fp16, fp32 accumulate and
+                   // softmax statistics, ldmatrix fragments, a multi-stage cp.async K/V pipeline
 };
 inline constexpr Variant kAllVariants[] = {Variant::RowSmem,   Variant::RowReg,    Variant::WarpGroups,
-                                           Variant::RegTile2D, Variant::MmaTf32x3, Variant::MmaTf32x1};
+                                           Variant::RegTile2D, Variant::MmaTf32x3, Variant::MmaTf32x1,
+                                           Variant::Mma16};
 
 // Element type of Q, K, V and O. Every kernel accumulates and keeps the softmax statistics in fp32;
 // the element type is what is stored and moved, and what the tensor cores multiply. It is a
@@ -55,6 +58,8 @@ inline std::string unknown_dtype_message(std::string_view s) {
 
 // How accurate a variant's result is: Fp32 (SIMT fp32 and 3xTF32: fp32-level, the default
 // everywhere) or Tf32 (one TF32 product per mma: about 3 decimal digits; chosen only on request).
+// mma16 counts as Fp32, read as "the full accuracy of its dtype": it multiplies the 16-bit inputs
+// exactly (fp32 accumulate) and rounds only P and O to the dtype; its bar is rel_l2_tolerance(DType).
 enum class Precision : int { Fp32 = 0, Tf32 = 1 };
 inline constexpr Precision kAllPrecisions[] = {Precision::Fp32, Precision::Tf32};
 
@@ -67,7 +72,7 @@ constexpr bool precision_admits(Precision requested, Variant v) {
 }
 // Tensor-core variants need TF32 mma.sync (compute capability 8.0 or newer).
 constexpr bool uses_tensor_cores(Variant v) {
-  return v == Variant::MmaTf32x3 || v == Variant::MmaTf32x1;
+  return v == Variant::MmaTf32x3 || v == Variant::MmaTf32x1 || v == Variant::Mma16;
 }
 inline constexpr int kTensorCoreMinComputeCapability = 80;  // major * 10 + minor
 
@@ -103,6 +108,7 @@ constexpr const char* variant_name(Variant v) {
     case Variant::RegTile2D: return "regtile_2d";
     case Variant::MmaTf32x3: return "mma_3xtf32";
     case Variant::MmaTf32x1: return "mma_1xtf32";
+    case Variant::Mma16: return "mma16";
   }
   return "?";
 }

@@ -70,11 +70,13 @@ constexpr int launch_register_cap(int threads, int min_blocks) {
 constexpr int kv_staging_registers(int bc, int d, int threads) { return 2 * 4 * tile_load_trips(bc, d, threads); }
 
 // The global traffic every variant's block makes (the FlashAttention loop itself, not a tile
-// choice): its Q tile read and its O tile written once, K and V read once per K/V tile; fp32.
+// choice): its Q tile read and its O tile written once, K and V read once per K/V tile, in
+// elements of the config's dtype (4 bytes for every fp32 variant, 2 for bf16 and fp16).
 inline void set_block_traffic(KernelGeometry& g, const TileConfig& c) {
-  g.q_bytes_per_block = 4LL * c.Br * c.d;
-  g.o_bytes_per_block = 4LL * c.Br * c.d;
-  g.kv_bytes_per_kv_tile = 2LL * 4 * c.Bc * c.d;
+  const long long e = dtype_bytes(c.dtype);
+  g.q_bytes_per_block = e * c.Br * c.d;
+  g.o_bytes_per_block = e * c.Br * c.d;
+  g.kv_bytes_per_kv_tile = 2LL * e * c.Bc * c.d;
 }
 
 // A shared-memory site written by the cooperative tile load above. Floats `base_floats` onward;
@@ -158,6 +160,8 @@ enum class TileFault {
   VariantHeadDim,
   VariantRows,
   VariantCols,
+  VariantStages,      // a pipeline depth outside the variant's range (mma16: 2 to 4)
+  VariantQResidence,  // Q kept in registers where they cannot hold it (mma16: add /qsmem)
   Layout,
   Threads,       // more than 1024 threads per block
   SharedMemory,  // more than kMaxSmemOptinBytes
