@@ -34,7 +34,7 @@ Dispatcher::Dispatcher(std::optional<DispatchProfile> profile, model::GpuSpec sp
     : profile_(std::move(profile)), spec_(std::move(spec)), device_(std::move(device)) {}
 
 Choice Dispatcher::choose(const Workload& w, Precision precision) const {
-  const Key key{w.B, w.N, w.d, w.causal, precision};
+  const Key key{w.B, w.N, w.d, w.causal, w.dtype, precision};
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (auto it = cache_.find(key); it != cache_.end()) return it->second;
