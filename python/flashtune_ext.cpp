@@ -1,7 +1,8 @@
 // The Python module's native half (pybind11): the attention call on raw device pointers and
 // strides through the dispatcher, and the model's predict / rank returning plain Python data.
-// flashtune/__init__.py turns tensors (__cuda_array_interface__) into the pointers and strides
-// and checks dtype, device and shapes; everything here raises ValueError with the same one-line
+// flashtune/__init__.py turns tensors (PyTorch's data_ptr/stride, or __cuda_array_interface__)
+// into the pointers, strides in elements and a dtype name (fp32, bf16, fp16) and checks that the
+// operands share one dtype, their device and shapes; everything here raises ValueError with the same one-line
 // message the CLI prints (without the "flashtune <command>: " prefix), RuntimeError for CUDA
 // failures.
 #include <cuda_runtime_api.h>
@@ -41,12 +42,19 @@ namespace {
 
 // ---- shared by attention, predict and rank ------------------------------------------------
 
-Workload workload_of(long long B, long long N, int d, bool causal, std::optional<double> scale) {
+DType dtype_of(const std::string& name) {
+  if (const std::optional<DType> t = parse_dtype(name)) return *t;
+  throw py::value_error(unknown_dtype_message(name));
+}
+
+Workload workload_of(long long B, long long N, int d, bool causal, std::optional<double> scale,
+                     DType dtype = DType::Fp32) {
   Workload w;
   w.B = B;
   w.N = N;
   w.d = d;
   w.causal = causal;
+  w.dtype = dtype;
   if (scale) {
     if (!(*scale > 0.0) || !(*scale < 3.4e38)) throw py::value_error("scale=" + std::to_string(*scale) + ": must be a positive finite number");
     w.scale = static_cast<float>(*scale);
@@ -102,14 +110,14 @@ long long n_bucket(long long n) {
 }
 
 // The dispatcher's choice, reused for every N of the same bucket (same device, B, d, causal,
-// precision): a new choice ranks every config with the model (about 0.1 s), and generation asks
+// dtype, precision): a new choice ranks every config with the model (about 0.1 s), and generation asks
 // for a new N at every token. The first N of a bucket decides (a measured workload of the
 // profile matches exactly there); a tile choice does not change within an eighth of an octave.
 Choice choice_for(int device, const Workload& w, Precision p) {
-  using Key = std::tuple<int, long long, long long, int, bool, Precision>;
+  using Key = std::tuple<int, long long, long long, int, bool, DType, Precision>;
   static std::mutex mutex;
   static std::map<Key, Choice> cache;
-  const Key key{device, w.B, n_bucket(w.N), w.d, w.causal, p};
+  const Key key{device, w.B, n_bucket(w.N), w.d, w.causal, w.dtype, p};
   {
     std::lock_guard<std::mutex> lock(mutex);
     if (auto it = cache.find(key); it != cache.end()) return it->second;
@@ -130,6 +138,7 @@ struct LastLaunch {
   std::uintptr_t q = 0, k = 0, v = 0, o = 0;
   std::string config;
   std::string why;
+  std::string dtype;
 };
 LastLaunch last_launch;
 
@@ -138,22 +147,47 @@ OperandStrides strides_of(const std::vector<long long>& s, const char* name) {
   return {s[0], s[1], s[2]};
 }
 
-// q, k, v, o: device addresses; *_strides: (batch, head, row) in floats; shape [batch, heads, N, d]
-// logically. Returns the config name that ran.
+// A config named by the caller instead of the dispatcher's choice: compiled, of the workload's d and
+// dtype, admitted by the precision, and runnable on the device.
+Choice named_choice(const std::string& name, const Workload& w, Precision p, int device) {
+  const std::optional<TileConfig> c = parse_config_name(name);
+  if (!c) throw py::value_error("config '" + name + "' is not a config name (e.g. mma_3xtf32/d64/br64xbc64/swizzled)");
+  const KernelInstance* kernel = find_kernel(*c);
+  if (!kernel) throw py::value_error("config " + name + " is not compiled in this build (flashtune.configs())");
+  if (c->d != w.d)
+    throw py::value_error("config " + name + " is for d=" + std::to_string(c->d) + ", the tensors have d=" +
+                          std::to_string(w.d));
+  if (auto why = model::config_rejection(*c, w)) throw py::value_error(*why);
+  if (!config_serves(*c, w, p))
+    throw py::value_error("config " + name + " is " + precision_name(variant_precision(c->variant)) +
+                          "-accurate only; pass precision=\"tf32\" to run it");
+  if (const Support s = kernel->can_implement(w, dispatcher_for(device).device()); !s)
+    throw py::value_error("config " + name + " cannot run here: " + s.reason);
+  Choice choice;
+  choice.config = *c;
+  choice.precision = p;
+  return choice;
+}
+
+// q, k, v, o: device addresses; *_strides: (batch, head, row) in elements of dtype; shape
+// [batch, heads, N, d] logically; dtype: "fp32", "bf16" or "fp16", the element type of all four.
+// config: a config name to run instead of the dispatcher's choice. Returns the config name that ran.
 std::string attention(std::uintptr_t q, const std::vector<long long>& q_strides, std::uintptr_t k,
                       const std::vector<long long>& k_strides, std::uintptr_t v,
                       const std::vector<long long>& v_strides, std::uintptr_t o,
                       const std::vector<long long>& o_strides, long long batch, long long heads, long long N, int d,
-                      bool causal, std::optional<double> scale, std::uintptr_t stream, const std::string& precision) {
+                      bool causal, std::optional<double> scale, std::uintptr_t stream, const std::string& precision,
+                      const std::string& dtype, const std::optional<std::string>& config) {
   if (batch < 1) throw py::value_error("batch=" + std::to_string(batch) + ": must be >= 1");
   if (heads < 1) throw py::value_error("heads=" + std::to_string(heads) + ": must be >= 1");
-  const Workload w = workload_of(batch * heads, N, d, causal, scale);
+  const DType element = dtype_of(dtype);
+  const Workload w = workload_of(batch * heads, N, d, causal, scale, element);
   const Precision p = precision_of(precision);
   AttentionTensors t;
-  t.q = reinterpret_cast<const float*>(q);
-  t.k = reinterpret_cast<const float*>(k);
-  t.v = reinterpret_cast<const float*>(v);
-  t.o = reinterpret_cast<float*>(o);
+  t.q = reinterpret_cast<const void*>(q);
+  t.k = reinterpret_cast<const void*>(k);
+  t.v = reinterpret_cast<const void*>(v);
+  t.o = reinterpret_cast<void*>(o);
   t.strides = {heads, strides_of(q_strides, "q"), strides_of(k_strides, "k"), strides_of(v_strides, "v"),
                strides_of(o_strides, "out")};
   if (const Support s = check_tensors(t, w); !s) throw py::value_error(s.reason);
@@ -168,14 +202,16 @@ std::string attention(std::uintptr_t q, const std::vector<long long>& q_strides,
   if (attr.device != current)
     throw py::value_error("q is on CUDA device " + std::to_string(attr.device) + ", the current device is " +
                           std::to_string(current));
-  const Choice choice = choice_for(attr.device, w, p);
+  const Choice choice = config ? named_choice(*config, w, p, attr.device) : choice_for(attr.device, w, p);
   const KernelInstance* kernel = find_kernel(choice.config);
+  if (!kernel) throw py::value_error("config " + choice.config.name() + " is not compiled in this build");
   {
     // A failure throws with the GIL released; the guard takes it back while the exception leaves.
     py::gil_scoped_release release;
     FLASHTUNE_CUDA_CHECK(kernel->launch(t, w, reinterpret_cast<cudaStream_t>(stream)));
   }
-  last_launch = {q, k, v, o, choice.config.name(), choice.why()};
+  last_launch = {q, k, v, o, choice.config.name(), config ? std::string("named by the caller") : choice.why(),
+                 dtype_name(element)};
   return choice.config.name();
 }
 
@@ -187,6 +223,7 @@ py::dict last_launch_dict() {
   d["o"] = last_launch.o;
   d["config"] = last_launch.config;
   d["why"] = last_launch.why;
+  d["dtype"] = last_launch.dtype;
   return d;
 }
 
@@ -228,6 +265,7 @@ Ranked rank_json(const Workload& w, const std::vector<TileConfig>& configs, cons
                                               model::seed_model_time(w, r.config, gpu));
     j["rank"] = ++rank;
     j["precision"] = precision_name(variant_precision(r.config.variant));
+    j["dtype"] = dtype_name(r.config.dtype);
     j["coefficients_from"] = profile.path.empty() || profile.fitted_coefficients == 0 ? "defaults" : profile.path;
     out.results.push_back(std::move(j));
   }
@@ -237,25 +275,36 @@ Ranked rank_json(const Workload& w, const std::vector<TileConfig>& configs, cons
 }
 
 py::object rank(long long B, long long N, int d, bool causal, const std::string& gpu_name,
-                const std::optional<std::string>& profile, const std::string& precision) {
-  const Workload w = workload_of(B, N, d, causal, std::nullopt);
+                const std::optional<std::string>& profile, const std::string& precision, const std::string& dtype) {
+  const Workload w = workload_of(B, N, d, causal, std::nullopt, dtype_of(dtype));
   const Precision p = precision_of(precision);
   const model::GpuSpec gpu = gpu_of(gpu_name);
   const model::ModelProfile prof = profile_of(profile, gpu);
   std::vector<TileConfig> configs;
   for (const TileConfig& c : model::compiled_tile_configs())
-    if (c.d == w.d && precision_admits(p, c.variant)) configs.push_back(c);
+    if (config_serves(c, w, p)) configs.push_back(c);
+  if (configs.empty())
+    throw py::value_error("no compiled config matches d=" + std::to_string(w.d) + ", dtype " + dtype_name(w.dtype) +
+                          " and precision " + precision_name(p));
+  Ranked ranked = rank_json(w, configs, gpu, prof);
+  // Nothing the GPU can run (bf16 on a spec without 16-bit tensor cores): one line with the first
+  // reason rather than an empty list.
+  if (ranked.results.empty() && !ranked.refused.empty())
+    throw py::value_error("no " + std::string(dtype_name(w.dtype)) + " config of d=" + std::to_string(w.d) +
+                          " can run on " + gpu.name + ": " + ranked.refused.front().at("config").get<std::string>() +
+                          ": " + ranked.refused.front().at("reason").get<std::string>());
   nlohmann::json out = nlohmann::json::array();
-  for (nlohmann::json& j : rank_json(w, configs, gpu, prof).results) out.push_back(std::move(j));
+  for (nlohmann::json& j : ranked.results) out.push_back(std::move(j));
   return to_python(out);
 }
 
+// dtype: None -> the config's own element type (a bf16 config name predicts a bf16 workload).
 py::object predict(long long B, long long N, int d, const std::string& config, bool causal,
                    const std::string& gpu_name, const std::optional<std::string>& profile,
-                   std::optional<double> scale) {
-  const Workload w = workload_of(B, N, d, causal, scale);
+                   std::optional<double> scale, const std::optional<std::string>& dtype) {
   const std::optional<TileConfig> c = parse_config_name(config);
   if (!c) throw py::value_error("config '" + config + "' is not a config name (e.g. mma_3xtf32/d64/br64xbc64/swizzled)");
+  const Workload w = workload_of(B, N, d, causal, scale, dtype ? dtype_of(*dtype) : c->dtype);
   if (c->d != w.d)
     throw py::value_error("config " + config + " is for d=" + std::to_string(c->d) + ", workload has d=" +
                           std::to_string(w.d));
@@ -277,20 +326,28 @@ PYBIND11_MODULE(_flashtune, m) {
   m.def("attention", &attention, py::arg("q"), py::arg("q_strides"), py::arg("k"), py::arg("k_strides"),
         py::arg("v"), py::arg("v_strides"), py::arg("o"), py::arg("o_strides"), py::arg("batch"), py::arg("heads"),
         py::arg("N"), py::arg("d"), py::arg("causal"), py::arg("scale"), py::arg("stream"), py::arg("precision"),
-        "Launch the dispatcher's config on raw device pointers; returns the config name");
+        py::arg("dtype") = "fp32", py::arg("config") = py::none(),
+        "Launch the dispatcher's config (or the named one) on raw device pointers of element type dtype "
+        "(fp32, bf16, fp16), strides in elements; returns the config name");
   m.def("last_launch", &last_launch_dict, "Pointers and config of the last attention() launch");
   m.def(
       "configs",
-      [] {
+      [](const std::optional<std::string>& dtype) {
+        std::optional<flashtune::DType> only;
+        if (dtype) only = dtype_of(*dtype);
         std::vector<std::string> names;
-        for (const flashtune::TileConfig& c : flashtune::model::compiled_tile_configs()) names.push_back(c.name());
+        for (const flashtune::TileConfig& c : flashtune::model::compiled_tile_configs())
+          if (!only || c.dtype == *only) names.push_back(c.name());
         return names;
       },
-      "Names of the compiled kernel configs (as `flashtune list`)");
+      py::arg("dtype") = py::none(),
+      "Names of the compiled kernel configs (as `flashtune list`; dtype: only those of that element type)");
   m.def("rank", &rank, py::arg("B"), py::arg("N"), py::arg("d"), py::arg("causal") = false,
         py::arg("gpu") = "h200", py::arg("profile") = py::none(), py::arg("precision") = "fp32",
-        "Every compiled config of d the precision admits, by predicted time (list of dicts)");
+        py::arg("dtype") = "fp32",
+        "Every compiled config of d and dtype the precision admits, by predicted time (list of dicts)");
   m.def("predict", &predict, py::arg("B"), py::arg("N"), py::arg("d"), py::arg("config"), py::arg("causal") = false,
         py::arg("gpu") = "h200", py::arg("profile") = py::none(), py::arg("scale") = py::none(),
-        "The model's prediction for one config (dict)");
+        py::arg("dtype") = py::none(),
+        "The model's prediction for one config (dict); dtype defaults to the config's own");
 }

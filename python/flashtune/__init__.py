@@ -1,102 +1,161 @@
-"""flashtune from Python: fp32 FlashAttention forward on CUDA tensors, and the model's predictions.
+"""flashtune from Python: FlashAttention forward on CUDA tensors (float32, bfloat16, float16), and
+the model's predictions.
 
     import flashtune
-    out = flashtune.attention(q, k, v, causal=True)      # q, k, v: [batch, heads, N, d] float32 CUDA
+    out = flashtune.attention(q, k, v, causal=True)      # q, k, v: [batch, heads, N, d] CUDA tensors
     flashtune.rank(B=500, N=2048, d=64)                   # the model's ranking, no GPU needed
+    flashtune.rank(B=500, N=2048, d=64, dtype="bf16")     # ... of the bf16 configs
     flashtune.predict(B=500, N=2048, d=64, config="mma_3xtf32/d64/br64xbc64/swizzled")
 
-Tensors are anything exposing __cuda_array_interface__ (PyTorch, CuPy), shaped [batch, heads, N, d]
-(or [B, N, d]) with any strides whose last dimension is contiguous: a [batch, N, heads, d] tensor
-passed as x.transpose(1, 2), or slices of a fused QKV projection, run without a copy. The kernel
-runs on the caller's current stream (PyTorch's or CuPy's). With PyTorch importable, the call is
-also the custom op torch.ops.flashtune.attention, usable inside torch.compile.
+Tensors are PyTorch tensors (read through data_ptr(), stride() and dtype: PyTorch's
+__cuda_array_interface__ refuses bfloat16) or anything else exposing __cuda_array_interface__
+(CuPy: float32 and float16), shaped [batch, heads, N, d] (or [B, N, d]) with any strides whose last
+dimension is contiguous: a [batch, N, heads, d] tensor passed as x.transpose(1, 2), or slices of a
+fused QKV projection, run without a copy. The element type is the tensors' own (q, k, v and out
+share it) and the result has it too; accumulation and the softmax statistics are fp32 in every
+kernel. The kernel runs on the caller's current stream (PyTorch's or CuPy's). With PyTorch
+importable, the call is also the custom op torch.ops.flashtune.attention, usable inside
+torch.compile.
 """
+
+import sys
 
 from . import _flashtune
 
-__all__ = ["attention", "predict", "rank", "configs", "last_launch"]
+__all__ = ["attention", "predict", "rank", "configs", "last_launch", "DTYPES"]
 
 predict = _flashtune.predict
 rank = _flashtune.rank
 last_launch = _flashtune.last_launch
 configs = _flashtune.configs
 
+# The element types the kernels take: the native name (as --dtype on the command line) by the
+# name PyTorch and NumPy give the type.
+DTYPES = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}
+# __cuda_array_interface__ typestrs (NumPy's): there is no standard one for bfloat16.
+_TYPESTRS = {"<f4": "float32", "<f2": "float16"}
+_ITEMSIZE = {"float32": 4, "bfloat16": 2, "float16": 2}
+
+
+def _torch_tensor(x):
+    """x when it is a torch.Tensor (subclasses too), else None; never imports torch itself (an object
+    can be a tensor only where torch is already imported)."""
+    torch = sys.modules.get("torch")
+    tensor = getattr(torch, "Tensor", None)
+    return x if tensor is not None and isinstance(x, tensor) else None
+
 
 def _interface(x, name):
     iface = getattr(x, "__cuda_array_interface__", None)
     if iface is None:
-        raise TypeError(f"{name}: expected a CUDA tensor exposing __cuda_array_interface__ "
-                        f"(got {type(x).__name__}; a CPU tensor must be moved to the GPU first)")
+        raise TypeError(f"{name}: expected a CUDA tensor (a PyTorch tensor, or one exposing "
+                        f"__cuda_array_interface__), got {type(x).__name__}; a CPU tensor must be moved "
+                        f"to the GPU first")
     return iface
 
 
 def _operand(x, name):
-    """(address, (batch, head, row) strides in floats, shape as [batch, heads, N, d])."""
-    iface = _interface(x, name)
-    if iface["typestr"] != "<f4":
-        raise TypeError(f"{name}: expected float32, got typestr {iface['typestr']!r}")
-    shape = tuple(iface["shape"])
+    """(address, (batch, head, row) strides in elements, shape as [batch, heads, N, d], dtype name
+    as in DTYPES: float32, bfloat16 or float16)."""
+    t = _torch_tensor(x)
+    if t is not None:
+        if t.device.type != "cuda":
+            raise TypeError(f"{name}: expected a CUDA tensor, got a torch.Tensor on {t.device}; "
+                            f"a CPU tensor must be moved to the GPU first")
+        dtype = str(t.dtype).replace("torch.", "")
+        if dtype not in DTYPES:
+            raise TypeError(f"{name}: expected float32, bfloat16 or float16, got {dtype}")
+        address, shape, strides = t.data_ptr(), tuple(t.shape), list(t.stride())
+    else:
+        iface = _interface(x, name)
+        typestr = iface["typestr"]
+        if typestr not in _TYPESTRS:
+            raise TypeError(f"{name}: expected float32, bfloat16 or float16, got typestr {typestr!r} "
+                            f"(bfloat16 is read from PyTorch tensors only)")
+        dtype = _TYPESTRS[typestr]
+        size = _ITEMSIZE[dtype]
+        address, shape = iface["data"][0], tuple(iface["shape"])
+        strides = iface.get("strides")
+        if strides is None:  # C-contiguous
+            strides, acc = [], size
+            for n in reversed(shape):
+                strides.insert(0, acc)
+                acc *= n
+        strides = list(strides)
+        if any(s % size for s in strides):
+            raise ValueError(f"{name}: strides {strides} (bytes) are not whole {dtype} elements")
+        strides = [s // size for s in strides]
     if len(shape) not in (3, 4):
         raise ValueError(f"{name}: expected shape [batch, heads, N, d] or [B, N, d], got {list(shape)}")
-    strides = iface.get("strides")
-    if strides is None:  # C-contiguous
-        strides, acc = [], 4
-        for n in reversed(shape):
-            strides.insert(0, acc)
-            acc *= n
-    strides = list(strides)
-    if any(s % 4 for s in strides):
-        raise ValueError(f"{name}: strides {strides} (bytes) are not whole floats")
-    strides = [s // 4 for s in strides]
     if len(shape) == 3:
         shape = (shape[0], 1) + shape[1:]
         strides = [strides[0], 0] + strides[1:]
     if shape[3] > 1 and strides[3] != 1:
         raise ValueError(f"{name}: the last dimension must be contiguous (stride 1), got stride {strides[3]}")
-    return iface["data"][0], strides[:3], shape
+    return address, strides[:3], shape, dtype
 
 
 def _current_stream(x):
-    mod = type(x).__module__
-    if mod.startswith("torch"):
+    if _torch_tensor(x) is not None:
         import torch
         return torch.cuda.current_stream(x.device).cuda_stream
-    if mod.startswith("cupy"):
+    if type(x).__module__.startswith("cupy"):
         import cupy
         return cupy.cuda.get_current_stream().ptr
     return 0
 
 
 def _empty_like(q, shape):
-    mod = type(q).__module__
-    if mod.startswith("torch"):
+    """A new contiguous output of q's dtype and device."""
+    t = _torch_tensor(q)
+    if t is not None:
         import torch
-        return torch.empty(shape, dtype=torch.float32, device=q.device)
-    if mod.startswith("cupy"):
+        return torch.empty(shape, dtype=t.dtype, device=t.device)
+    if type(q).__module__.startswith("cupy"):
         import cupy
-        return cupy.empty(shape, dtype=cupy.float32)
+        with cupy.cuda.Device(q.device.id):
+            return cupy.empty(shape, dtype=q.dtype)
     raise TypeError("out: give an output tensor (only PyTorch and CuPy inputs get one allocated)")
 
 
-def attention(q, k, v, causal=False, scale=None, out=None, precision="fp32"):
+def _shape_of(x):
+    t = _torch_tensor(x)
+    return tuple(t.shape) if t is not None else tuple(_interface(x, "q")["shape"])
+
+
+def _require_one_dtype(qt, kt, vt, ot=None):
+    """The one-line refusal of operands of mixed dtypes, naming each one's."""
+    if len({qt, kt, vt, ot} - {None}) > 1:
+        given = f"q {qt}, k {kt}, v {vt}" + (f", out {ot}" if ot else "")
+        raise TypeError(f"q, k, v{' and out' if ot else ''} must have one dtype, got {given}")
+
+
+def attention(q, k, v, causal=False, scale=None, out=None, precision="fp32", config=None):
     """softmax(scale * q k^T [causal mask]) v for q, k, v of shape [batch, heads, N, d] (or [B, N, d]),
-    float32 CUDA tensors with a contiguous last dimension and any other strides. Returns `out`
-    (allocated [batch, heads, N, d] contiguous when not given). scale defaults to 1/sqrt(d).
-    precision "tf32" lets the dispatcher pick the faster TF32-accurate kernels (rel. L2 up to 1e-2)."""
-    qa, qs, shape = _operand(q, "q")
-    ka, ks, kshape = _operand(k, "k")
-    va, vs, vshape = _operand(v, "v")
+    CUDA tensors of one dtype (float32, bfloat16 or float16) with a contiguous last dimension and any
+    other strides. Returns `out` (allocated [batch, heads, N, d] contiguous, of q's dtype, when not
+    given; a given out must have the same dtype). scale defaults to 1/sqrt(d). precision "tf32" lets
+    the dispatcher pick the faster TF32-accurate kernels for float32 (rel. L2 up to 1e-2). config: a
+    compiled config name (flashtune.configs()) to run instead of the dispatcher's choice."""
+    qa, qs, shape, qt = _operand(q, "q")
+    ka, ks, kshape, kt = _operand(k, "k")
+    va, vs, vshape, vt = _operand(v, "v")
+    ot = None
+    if out is not None:
+        oa, os_, oshape, ot = _operand(out, "out")
+    _require_one_dtype(qt, kt, vt, ot)
     for name, other in (("k", kshape), ("v", vshape)):
         if other != shape:
             raise ValueError(f"{name}: shape {list(other)} differs from q's {list(shape)}")
     if out is None:
-        out = _empty_like(q, tuple(_interface(q, "q")["shape"]))
-    oa, os_, oshape = _operand(out, "out")
+        out = _empty_like(q, _shape_of(q))
+        oa, os_, oshape, ot = _operand(out, "out")
     if oshape != shape:
         raise ValueError(f"out: shape {list(oshape)} differs from q's {list(shape)}")
     batch, heads, n, d = shape
     _flashtune.attention(qa, qs, ka, ks, va, vs, oa, os_, batch, heads, n, d, bool(causal),
-                         None if scale is None else float(scale), _current_stream(q), precision)
+                         None if scale is None else float(scale), _current_stream(q), precision,
+                         DTYPES[qt], config)
     return out
 
 
@@ -116,6 +175,9 @@ def _register_torch_op():
 
     @_attention_op.register_fake
     def _(q, k, v, causal, scale):
+        # Traced (torch.compile, meta tensors): the output has the inputs' shape and dtype; mixed
+        # dtypes are refused here already, with the eager call's message.
+        _require_one_dtype(*(str(t.dtype).replace("torch.", "") for t in (q, k, v)))
         return torch.empty(q.shape, dtype=q.dtype, device=q.device)
 
 

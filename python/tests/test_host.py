@@ -21,15 +21,88 @@ def cli(*args):
 
 def test_rank_orders_every_fp32_config_of_d_by_predicted_time():
     ranked = flashtune.rank(500, 2048, D)
-    fp32 = [n for n in flashtune.configs() if f"/d{D}/" in n and not n.startswith("mma_1xtf32")]
+    fp32 = [n for n in flashtune.configs(dtype="fp32") if f"/d{D}/" in n and not n.startswith("mma_1xtf32")]
     assert sorted(r["config"] for r in ranked) == sorted(fp32)
     times = [r["time_s"] for r in ranked]
     assert times == sorted(times)
     assert [r["rank"] for r in ranked] == list(range(1, len(ranked) + 1))
-    assert all(r["precision"] == "fp32" for r in ranked)
+    assert all(r["precision"] == "fp32" and r["dtype"] == "fp32" for r in ranked)
     assert all(r["d"] == D for r in ranked)
     assert any(r["variant"] == "mma_3xtf32" for r in ranked)
     assert any(r["variant"] == "mma_1xtf32" for r in flashtune.rank(500, 2048, D, precision="tf32"))
+
+
+def dtype_of_name(name):
+    """The element type a config name carries ("mma16/d64/br128xbc64/swizzled/bf16/s2" -> bf16)."""
+    parts = name.split("/")[4:]
+    return next((p for p in parts if p in ("bf16", "fp16")), "fp32")
+
+
+def test_configs_filter_by_dtype():
+    every = flashtune.configs()
+    by_dtype = {t: flashtune.configs(dtype=t) for t in ("fp32", "bf16", "fp16")}
+    assert sorted(every) == sorted(sum(by_dtype.values(), []))
+    for t, names in by_dtype.items():
+        assert all(dtype_of_name(n) == t for n in names), t
+    assert by_dtype["fp32"], "no fp32 config compiled"
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "fp16"])
+def test_rank_of_a_16_bit_dtype_lists_only_its_configs(dtype):
+    names = [n for n in flashtune.configs(dtype=dtype) if f"/d{D}/" in n]
+    if not names:
+        pytest.skip(f"no {dtype} config of d={D} in this build")
+    ranked = flashtune.rank(500, 2048, D, dtype=dtype)
+    assert sorted(r["config"] for r in ranked) == sorted(names)
+    assert all(r["dtype"] == dtype for r in ranked)
+    times = [r["time_s"] for r in ranked]
+    assert times == sorted(times)
+    # predict takes the config's dtype by default and gives rank's number
+    one = flashtune.predict(500, 2048, D, ranked[0]["config"])
+    assert one["time_s"] == ranked[0]["time_s"]
+    assert flashtune.predict(500, 2048, D, ranked[0]["config"], dtype=dtype)["time_s"] == ranked[0]["time_s"]
+    # an fp32 workload is not one a 16-bit config serves
+    with pytest.raises(ValueError, match=f"takes {dtype} operands, the workload is fp32"):
+        flashtune.predict(500, 2048, D, ranked[0]["config"], dtype="fp32")
+    # and fp32 ranks no 16-bit config
+    assert not any(r["config"] in names for r in flashtune.rank(500, 2048, D))
+
+
+@pytest.mark.skipif(not BINARY, reason="FLASHTUNE_BINARY not set (CTest sets it)")
+def test_bf16_predict_matches_the_cli_to_the_last_digit():
+    names = [n for n in flashtune.configs(dtype="bf16") if "/d64/" in n]
+    if not names:
+        pytest.skip("no bf16 config of d=64 in this build")
+    got = flashtune.predict(24, 1024, 64, names[0], causal=True, gpu="h200")
+    run = cli("predict", "--gpu", "h200", "--B", "24", "--N", "1024", "--d", "64", "--causal", "--dtype", "bf16",
+              "--config", names[0], "--json")
+    assert run.returncode == 0, run.stderr
+    assert got["time_s"] == json.loads(run.stdout)["results"][0]["time_s"]
+
+
+def test_dtype_argument_is_validated():
+    want = "unknown dtype 'fp8' (known: fp32, bf16, fp16)"
+    for call in (lambda: flashtune.rank(1, 64, D, dtype="fp8"),
+                 lambda: flashtune.configs(dtype="fp8"),
+                 lambda: flashtune.predict(1, 64, 64, "mma_3xtf32/d64/br64xbc64/swizzled", dtype="fp8")):
+        with pytest.raises(ValueError) as e:
+            call()
+        assert message_of(e) == want
+    with pytest.raises(ValueError, match="takes fp32 operands, the workload is bf16"):
+        flashtune.predict(1, 64, 64, "mma_3xtf32/d64/br64xbc64/swizzled", dtype="bf16")
+    if BINARY:
+        run = cli("predict", "--gpu", "h200", "--B", "1", "--N", "64", "--d", "64", "--all", "--dtype", "fp8")
+        assert run.returncode == 2
+        assert run.stderr.strip() == "flashtune predict: " + want
+
+
+def test_bf16_refused_on_a_gpu_without_16_bit_tensor_cores():
+    if not [n for n in flashtune.configs(dtype="bf16") if f"/d{D}/" in n]:
+        pytest.skip(f"no bf16 config of d={D} in this build")
+    with pytest.raises(ValueError) as e:
+        flashtune.rank(1, 1024, D, gpu="gtx1080", dtype="bf16")
+    assert message_of(e).startswith(f"no bf16 config of d={D} can run on ")
+    assert "\n" not in message_of(e)
 
 
 def test_predict_gives_the_number_rank_gives():
@@ -97,8 +170,8 @@ class FakeTensor:
 
 def test_attention_names_the_bad_argument_before_touching_the_gpu():
     good = FakeTensor((2, 3, 77, 64))
-    with pytest.raises(TypeError, match="^q: expected float32"):
-        flashtune.attention(FakeTensor((2, 3, 77, 64), typestr="<f2"), good, good, out=good)
+    with pytest.raises(TypeError, match="^q: expected float32, bfloat16 or float16, got typestr '<f8'"):
+        flashtune.attention(FakeTensor((2, 3, 77, 64), typestr="<f8"), good, good, out=good)
     with pytest.raises(TypeError, match="^k: expected a CUDA tensor"):
         flashtune.attention(good, [[1.0]], good, out=good)
     with pytest.raises(ValueError, match=r"^v: shape \[2, 3, 78, 64\] differs from q's \[2, 3, 77, 64\]"):
@@ -114,3 +187,25 @@ def test_attention_names_the_bad_argument_before_touching_the_gpu():
     with pytest.raises(ValueError, match="^k row stride 66 is not a multiple of 4 floats"):
         flashtune.attention(good, FakeTensor((2, 3, 77, 64), strides=(4 * 66 * 80 * 3, 4 * 66 * 80, 4 * 66, 4)),
                             good, out=good)
+
+
+def test_attention_refuses_mixed_dtypes_in_one_line():
+    f32, f16 = FakeTensor((2, 3, 77, 64)), FakeTensor((2, 3, 77, 64), typestr="<f2")
+    with pytest.raises(TypeError) as e:
+        flashtune.attention(f32, f16, f32, out=f32)
+    assert message_of(e) == "q, k, v and out must have one dtype, got q float32, k float16, v float32, out float32"
+    with pytest.raises(TypeError) as e:
+        flashtune.attention(f16, f16, f16, out=f32)
+    assert message_of(e) == "q, k, v and out must have one dtype, got q float16, k float16, v float16, out float32"
+
+
+def test_float16_strides_are_counted_in_elements():
+    # 8 fp16 elements make the 16-byte vector: a row stride of 68 elements (136 bytes) is refused; a
+    # byte stride that is no whole element never reaches the native side.
+    half = FakeTensor((2, 3, 77, 64), typestr="<f2")
+    odd = FakeTensor((2, 3, 77, 64), typestr="<f2", strides=(2 * 68 * 80 * 3, 2 * 68 * 80, 2 * 68, 2))
+    with pytest.raises(ValueError, match="^k row stride 68 is not a multiple of 8 elements"):
+        flashtune.attention(half, odd, half, out=half)
+    with pytest.raises(ValueError, match="^v: strides .* are not whole float16 elements"):
+        flashtune.attention(half, half, FakeTensor((2, 3, 77, 64), typestr="<f2", strides=(2 * 64 * 77 * 3, 2 * 64 * 77, 129, 2)),
+                            out=half)
