@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """GPT-2 small end to end with three attention implementations, measured side by side in one run.
 
-12 layers, 12 heads, d = 64, d_model 768, causal, fp32 (TF32 matmuls off), random weights (nothing is
-downloaded; the position table is as long as the longest sequence). Attention through:
+12 layers, 12 heads, d = 64, d_model 768, causal, random weights (nothing is downloaded; the
+position table is as long as the longest sequence). --dtype fp32 (default; TF32 matmuls off) or
+bf16 / fp16: the whole model (weights, activations, attention) in that dtype. Attention through:
   flashtune  flashtune.attention on views of the fused QKV projection ([batch, N, heads, d] read as
              [batch, heads, N, d], no copy), O written straight into the [batch, N, heads, d] buffer
-             the output projection reads;
-  sdpa       torch SDPA with the EFFICIENT_ATTENTION backend only, the usual transpose / contiguous;
+             the output projection reads; its kernel is the dispatcher's of the dtype;
+  sdpa       torch SDPA, the usual transpose / contiguous: in fp32 the EFFICIENT_ATTENTION backend
+             only (FLASH and CUDNN refuse fp32); in bf16 / fp16 SDPA's default back-end choice (what
+             a PyTorch model gets: FLASH or CUDNN);
   naive      q k^T, causal mask, softmax, times v (the seed report's baseline).
 For each N: whole-model forward time (CUDA events, L2 not flushed: the model's own traffic evicts
 it; median of --reps after warm-up), the attention function alone on the same shapes (x 12 layers:
@@ -15,7 +18,7 @@ new token runs the model over the whole context), and the logits' relative L2 di
 sdpa model. The speed-up the attention times and share predict (Amdahl) is printed beside the
 measured one.
 
-Usage: PYTHONPATH=build/python python3 benchmarks/gpt2_e2e.py [--n 128 256 ... 4096] [--json out.json]
+Usage: PYTHONPATH=build/python python3 benchmarks/gpt2_e2e.py [--n 128 256 ... 4096] [--dtype bf16] [--json out.json]
 """
 import argparse
 import json
@@ -34,14 +37,17 @@ D_MODEL, HEADS, LAYERS, VOCAB, HEAD_DIM = 768, 12, 12, 50257, 64
 
 def attn_flashtune(qkv, batch, n):
     q, k, v = (t.view(batch, n, HEADS, HEAD_DIM).transpose(1, 2) for t in qkv.split(D_MODEL, dim=2))
-    y = torch.empty(batch, n, HEADS, HEAD_DIM, device=qkv.device)
+    y = torch.empty(batch, n, HEADS, HEAD_DIM, device=qkv.device, dtype=qkv.dtype)
     flashtune.attention(q, k, v, causal=True, out=y.transpose(1, 2))
     return y.view(batch, n, D_MODEL)
 
 
 def attn_sdpa(qkv, batch, n):
     q, k, v = (t.view(batch, n, HEADS, HEAD_DIM).transpose(1, 2) for t in qkv.split(D_MODEL, dim=2))
-    with sdpa_kernel(SDPBackend.EFFICIENT_ATTENTION):
+    if qkv.dtype == torch.float32:
+        with sdpa_kernel(SDPBackend.EFFICIENT_ATTENTION):
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    else:  # 16-bit: SDPA's own choice of back end, as a PyTorch model gets it
         y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
     return y.transpose(1, 2).contiguous().view(batch, n, D_MODEL)
 
@@ -51,7 +57,7 @@ def attn_naive(qkv, batch, n):
     s = (q @ k.transpose(2, 3)) / math.sqrt(HEAD_DIM)
     mask = torch.ones(n, n, dtype=torch.bool, device=qkv.device).triu(1)
     s.masked_fill_(mask, -torch.inf)
-    y = torch.softmax(s, dim=3) @ v
+    y = torch.softmax(s.float(), dim=3).to(v.dtype) @ v  # softmax in fp32, as SDPA's math path
     return y.transpose(1, 2).contiguous().view(batch, n, D_MODEL)
 
 
@@ -59,25 +65,26 @@ ATTENTION = {"flashtune": attn_flashtune, "sdpa": attn_sdpa, "naive": attn_naive
 
 
 class Gpt2:
-    def __init__(self, max_n, seed=0):
+    def __init__(self, max_n, seed=0, dtype=torch.float32):
         g = torch.Generator(device="cuda").manual_seed(seed)
+        self.dtype = dtype
 
         def w(*shape, std=0.02):
-            return torch.randn(*shape, device="cuda", generator=g) * std
+            return (torch.randn(*shape, device="cuda", generator=g) * std).to(dtype)
 
         self.wte = w(VOCAB, D_MODEL)
         self.wpe = w(max_n, D_MODEL, std=0.01)
         self.layers = []
         for _ in range(LAYERS):
             self.layers.append({
-                "ln1": (torch.ones(D_MODEL, device="cuda"), torch.zeros(D_MODEL, device="cuda")),
-                "attn_w": w(D_MODEL, 3 * D_MODEL), "attn_b": torch.zeros(3 * D_MODEL, device="cuda"),
-                "proj_w": w(D_MODEL, D_MODEL), "proj_b": torch.zeros(D_MODEL, device="cuda"),
-                "ln2": (torch.ones(D_MODEL, device="cuda"), torch.zeros(D_MODEL, device="cuda")),
-                "fc_w": w(D_MODEL, 4 * D_MODEL), "fc_b": torch.zeros(4 * D_MODEL, device="cuda"),
-                "fc2_w": w(4 * D_MODEL, D_MODEL), "fc2_b": torch.zeros(D_MODEL, device="cuda"),
+                "ln1": (torch.ones(D_MODEL, device="cuda", dtype=dtype), torch.zeros(D_MODEL, device="cuda", dtype=dtype)),
+                "attn_w": w(D_MODEL, 3 * D_MODEL), "attn_b": torch.zeros(3 * D_MODEL, device="cuda", dtype=dtype),
+                "proj_w": w(D_MODEL, D_MODEL), "proj_b": torch.zeros(D_MODEL, device="cuda", dtype=dtype),
+                "ln2": (torch.ones(D_MODEL, device="cuda", dtype=dtype), torch.zeros(D_MODEL, device="cuda", dtype=dtype)),
+                "fc_w": w(D_MODEL, 4 * D_MODEL), "fc_b": torch.zeros(4 * D_MODEL, device="cuda", dtype=dtype),
+                "fc2_w": w(4 * D_MODEL, D_MODEL), "fc2_b": torch.zeros(D_MODEL, device="cuda", dtype=dtype),
             })
-        self.lnf = (torch.ones(D_MODEL, device="cuda"), torch.zeros(D_MODEL, device="cuda"))
+        self.lnf = (torch.ones(D_MODEL, device="cuda", dtype=dtype), torch.zeros(D_MODEL, device="cuda", dtype=dtype))
 
     @torch.no_grad()
     def forward(self, tokens, attention):
@@ -131,21 +138,25 @@ def main():
     ap.add_argument("--batch", type=int, default=1)
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--gen-tokens", type=int, default=16, help="tokens generated per N (default 16)")
+    ap.add_argument("--dtype", choices=("fp32", "bf16", "fp16"), default="fp32",
+                    help="the whole model's dtype (default fp32; bf16/fp16: SDPA's default back end is the peer)")
     ap.add_argument("--json", help="write the results here")
     args = ap.parse_args()
+    dtype = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[args.dtype]
     if not torch.cuda.is_available():
         sys.exit("gpt2_e2e: needs a CUDA GPU")
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
-    model = Gpt2(max(args.n) + args.gen_tokens)
+    model = Gpt2(max(args.n) + args.gen_tokens, dtype=dtype)
     rows = []
     dev = torch.cuda.get_device_name()
-    print(f"{dev}, GPT-2 small fp32, batch {args.batch}, torch {torch.__version__}")
+    peer = "SDPA-EFFICIENT" if args.dtype == "fp32" else "SDPA default back end"
+    print(f"{dev}, GPT-2 small {args.dtype}, batch {args.batch}, torch {torch.__version__}, peer: {peer}")
     for n in args.n:
         g = torch.Generator(device="cuda").manual_seed(n)
         tokens = torch.randint(0, VOCAB, (args.batch, n), device="cuda", generator=g)
-        qkv = torch.randn(args.batch, n, 3 * D_MODEL, device="cuda", generator=g)
-        row = {"N": n, "batch": args.batch}
+        qkv = torch.randn(args.batch, n, 3 * D_MODEL, device="cuda", generator=g).to(dtype)
+        row = {"N": n, "batch": args.batch, "dtype": args.dtype}
         logits = {}
         for name, attention in ATTENTION.items():
             logits[name] = model.forward(tokens, attention)
@@ -171,7 +182,8 @@ def main():
               f"({row['flashtune_config']})", flush=True)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"device": dev, "torch": torch.__version__, "rows": rows}, f, indent=2)
+            json.dump({"device": dev, "torch": torch.__version__, "dtype": args.dtype, "sdpa_peer": peer, "rows": rows},
+                      f, indent=2)
 
 
 if __name__ == "__main__":
