@@ -149,7 +149,9 @@ TEST(KernelRegistry, DefaultConfigIsCompiledForTheWorkloadsD) {
     EXPECT_EQ(c.d, d);
     EXPECT_FALSE(tile_rejection(c)) << c.name();
     const bool any_for_d = std::any_of(kernel_registry().begin(), kernel_registry().end(),
-                                       [d](const KernelInstance* k) { return k->config().d == d; });
+                                       [d](const KernelInstance* k) {
+                                         return k->config().d == d && k->config().dtype == DType::Fp32;
+                                       });
     if (any_for_d) {
       EXPECT_NE(find_kernel(c), nullptr) << c.name();
     }

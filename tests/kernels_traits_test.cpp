@@ -285,7 +285,9 @@ TEST(KernelTraits, CountsFollowTheLoopStructure) {
     const KernelGeometry g = make_geometry(c);
     // QK^T and PV; regtile_2d also counts its O rescale as FFMA. The tensor-core kernels do them
     // as warp-level m16n8k8 mma (2 x 16 x 8 x 8 FLOP each), 3 per product for 3xTF32.
-    if (uses_tensor_cores(c.variant)) {
+    if (c.variant == Variant::Mma16) {
+      EXPECT_DOUBLE_EQ(g.per_kv_tile.mma16 * kMmaM16n8k16Flops, 4.0 * c.Br * c.Bc * c.d) << c.name();
+    } else if (uses_tensor_cores(c.variant)) {
       const int products = c.variant == Variant::MmaTf32x3 ? 3 : 1;
       EXPECT_DOUBLE_EQ(g.per_kv_tile.mma / products * 2.0 * 16 * 8 * 8, 4.0 * c.Br * c.Bc * c.d) << c.name();
     } else if (c.variant == Variant::RegTile2D) {
@@ -295,8 +297,8 @@ TEST(KernelTraits, CountsFollowTheLoopStructure) {
     }
     EXPECT_GE(g.per_kv_tile.exp, double(c.Br) * c.Bc) << c.name();
     EXPECT_GE(g.per_kv_tile.barriers, 1) << c.name();
-    EXPECT_EQ(g.kv_bytes_per_kv_tile, 8LL * c.Bc * c.d) << c.name();
-    EXPECT_EQ(g.q_bytes_per_block, 4LL * c.Br * c.d) << c.name();
+    EXPECT_EQ(g.kv_bytes_per_kv_tile, 2LL * dtype_bytes(c.dtype) * c.Bc * c.d) << c.name();
+    EXPECT_EQ(g.q_bytes_per_block, 1LL * dtype_bytes(c.dtype) * c.Br * c.d) << c.name();
     if (c.variant == Variant::WarpGroups) {
       EXPECT_GT(g.per_kv_tile.shuffles, 0) << c.name();
     }
@@ -308,7 +310,7 @@ TEST(KernelTraits, CountsFollowTheLoopStructure) {
 std::vector<TileConfig> compiled_mma() {
   std::vector<TileConfig> out;
   for (const TileConfig& c : compiled_configs())
-    if (uses_tensor_cores(c.variant)) out.push_back(c);
+    if (c.variant == Variant::MmaTf32x3 || c.variant == Variant::MmaTf32x1) out.push_back(c);
   return out;
 }
 
@@ -422,6 +424,151 @@ TEST(KernelTraits, MmaFragmentReadsConflictFreeUnlessPlain) {
 #else
   EXPECT_EQ(seen.size(), 3u) << "plain, padded and swizzled should all be compiled for the contrast";
 #endif
+}
+
+// ---- the 16-bit tensor-core kernel (kernels/traits/mma16_traits.h) ------------------------
+
+std::vector<TileConfig> mma16_space() {
+  std::vector<TileConfig> out;
+  for (int d : {32, 64, 128})
+    for (int br : {64, 128})
+      for (int bc : {32, 64, 128})
+        for (Layout l : kAllLayouts)
+          for (DType t : {DType::Bf16, DType::Fp16})
+            for (int st : {2, 3, 4})
+              for (bool qs : {false, true}) {
+                const TileConfig c{Variant::Mma16, d, br, bc, l, t, st, qs};
+                if (!tile_rejection(c)) out.push_back(c);
+              }
+  return out;
+}
+
+// The kernel keeps one ldmatrix base per operand and forms the others by frag_next and a
+// compile-time step: the split must give the offset the layout defines, for every lane.
+TEST(KernelTraits, Mma16FragmentOffsetsSplitIntoBasePlusStep) {
+  using M = traits::Mma16;
+  long long checked = 0;
+  for (const TileConfig& c : mma16_space()) {
+    const int d = c.d;
+    const Layout l = c.layout;
+    for (int lane = 0; lane < 32; ++lane)
+      for (int kk = 0; kk < d / 16; ++kk) {
+        for (int np = 0; np < c.Bc / 16; ++np) {
+          const int want = M::chunk_byte(l, d, M::k_ld_row(np, lane), M::k_ld_chunk(kk, lane));
+          ASSERT_EQ(M::frag_next(l, M::k_frag_base(d, l, lane, 0), kk % 4) + M::k_frag_step(d, l, np, kk), want)
+              << c.name() << " lane " << lane;
+          ASSERT_EQ(M::k_frag_base(d, l, lane, kk % 4), M::frag_next(l, M::k_frag_base(d, l, lane, 0), kk % 4));
+          ++checked;
+        }
+        for (int w = 0; w < M::warps(c); ++w)
+          for (int mt = 0; mt < M::kMTiles; ++mt) {
+            const int want = M::chunk_byte(l, d, M::q_ld_row(w, mt, lane), M::q_ld_chunk(kk, lane));
+            ASSERT_EQ(M::frag_next(l, M::q_frag_base(d, l, w, lane, 0), kk % 4) + M::q_frag_step(d, l, mt, kk), want)
+                << c.name() << " lane " << lane;
+          }
+      }
+    for (int lane = 0; lane < 32; ++lane)
+      for (int kk = 0; kk < c.Bc / 16; ++kk)
+        for (int np = 0; np < d / 16; ++np) {
+          const int want = M::chunk_byte(l, d, M::v_ld_row(kk, lane), M::v_ld_chunk(np, lane));
+          ASSERT_EQ(M::frag_next(l, M::v_frag_base(d, l, lane, 0), np % 4) + M::v_frag_step(d, l, kk, np), want)
+              << c.name() << " lane " << lane;
+        }
+    // Tile bases are multiples of 128 bytes (the XOR form needs it).
+    EXPECT_EQ(M::k_base(c, 1) % 128, 0) << c.name();
+    EXPECT_EQ(M::v_base(c, 0) % 128, 0) << c.name();
+  }
+  EXPECT_GT(checked, 0);
+}
+
+// ldmatrix.x4: lanes 8i .. 8i + 7 address the 8 rows of matrix i, which must be the rows and
+// columns the mma fragment tables want (traits header): decoded here from the row/chunk functions.
+TEST(KernelTraits, Mma16LdmatrixRowsAreTheFragmentTables) {
+  using M = traits::Mma16;
+  for (int lane = 0; lane < 32; ++lane) {
+    const int m = lane / 8, r = lane % 8;
+    // Q: a0..a3 = (rows 0-7, k 0-7), (rows 8-15, k 0-7), (rows 0-7, k 8-15), (rows 8-15, k 8-15).
+    EXPECT_EQ(M::q_ld_row(0, 0, lane), r + 8 * (m % 2));
+    EXPECT_EQ(M::q_ld_chunk(0, lane), m / 2);
+    // K: b0, b1 of keys 0-7, then of keys 8-15.
+    EXPECT_EQ(M::k_ld_row(0, lane), r + 8 * (m / 2));
+    EXPECT_EQ(M::k_ld_chunk(0, lane), m % 2);
+    // V (.trans): b0 = keys 0-7, b1 = keys 8-15 of d 0-7, then of d 8-15.
+    EXPECT_EQ(M::v_ld_row(0, lane), r + 8 * (m % 2));
+    EXPECT_EQ(M::v_ld_chunk(0, lane), m / 2);
+  }
+}
+
+// Every 16-byte access of a phase of 8 lanes (an ldmatrix matrix, a cp.async quarter-warp, an
+// epilogue read) hits 8 different 16-byte bank groups under Swizzled and Padded; Plain does not at
+// d >= 64. Checked on the sites the model simulates (geometry()).
+TEST(KernelTraits, Mma16SixteenByteSitesConflictFreeUnlessPlain) {
+  for (const TileConfig& c : mma16_space()) {
+    if (c.dtype != DType::Bf16 || c.stages != 2) continue;
+    const KernelGeometry g = make_geometry(c);
+    bool plain_conflict = false;
+    for (const SmemSite& s : g.smem_sites) {
+      if (s.bytes_per_lane != 16) continue;
+      for (int w = 0; w < s.warps; ++w)
+        for (long long i = 0; i < s.instances; ++i)
+          for (int phase = 0; phase < 4; ++phase) {
+            std::set<long long> groups;
+            int active = 0;
+            for (int l = 8 * phase; l < 8 * phase + 8; ++l) {
+              const long long a = s.byte_address(w, l, i);
+              if (a < 0) continue;
+              ++active;
+              EXPECT_EQ(a % 16, 0) << c.name() << " " << s.name;
+              EXPECT_LT(a + 16, g.smem_bytes + 1) << c.name() << " " << s.name;
+              groups.insert((a / 16) % 8);
+            }
+            const bool clean = static_cast<int>(groups.size()) == active;
+            if (c.layout == Layout::Plain) {
+              plain_conflict |= !clean;
+            } else {
+              EXPECT_TRUE(clean) << c.name() << " " << s.name << " warp " << w << " instance " << i;
+            }
+          }
+    }
+    if (c.layout == Layout::Plain && c.d >= 64) EXPECT_TRUE(plain_conflict) << c.name();
+  }
+}
+
+TEST(KernelTraits, Mma16RefusesWhatItCannotBuild) {
+  const auto rejected = [](TileConfig c) { return tile_rejection(c).value_or(""); };
+  const TileConfig ok{Variant::Mma16, 64, 128, 64, Layout::Swizzled, DType::Bf16, 2, false};
+  EXPECT_EQ(rejected(ok), "");
+  TileConfig c = ok;
+  c.dtype = DType::Fp32;
+  EXPECT_NE(rejected(c).find("bf16 or fp16"), std::string::npos) << rejected(c);
+  c = ok;
+  c.stages = 5;
+  EXPECT_NE(rejected(c).find("2 to 4"), std::string::npos) << rejected(c);
+  c.stages = 0;
+  EXPECT_NE(rejected(c).find("2 to 4"), std::string::npos) << rejected(c);
+  c = ok;
+  c.Br = 32;
+  EXPECT_NE(rejected(c).find("Br in {64, 128}"), std::string::npos) << rejected(c);
+  c = ok;
+  c.Bc = 16;
+  EXPECT_NE(rejected(c).find("Bc in {32, 64, 128}"), std::string::npos) << rejected(c);
+  c = ok;
+  c.d = 128;
+  EXPECT_NE(rejected(c).find("/qsmem"), std::string::npos) << rejected(c);
+  c.q_smem = true;
+  EXPECT_EQ(rejected(c), "");
+  c = {Variant::Mma16, 128, 128, 128, Layout::Padded, DType::Fp16, 4, true};
+  EXPECT_NE(rejected(c).find("shared memory"), std::string::npos) << rejected(c);
+  // Names round-trip, the knobs included.
+  for (const TileConfig& x : mma16_space()) {
+    const auto back = parse_config_name(x.name());
+    ASSERT_TRUE(back.has_value()) << x.name();
+    EXPECT_EQ(*back, x) << x.name();
+  }
+  // Traffic in 16-bit elements.
+  const KernelGeometry g = make_geometry(ok);
+  EXPECT_EQ(g.q_bytes_per_block, 2LL * 128 * 64);
+  EXPECT_EQ(g.kv_bytes_per_kv_tile, 2LL * 2 * 64 * 64);
 }
 
 }  // namespace
