@@ -152,8 +152,6 @@ OperandStrides strides_of(const std::vector<long long>& s, const char* name) {
 Choice named_choice(const std::string& name, const Workload& w, Precision p, int device) {
   const std::optional<TileConfig> c = parse_config_name(name);
   if (!c) throw py::value_error("config '" + name + "' is not a config name (e.g. mma_3xtf32/d64/br64xbc64/swizzled)");
-  const KernelInstance* kernel = find_kernel(*c);
-  if (!kernel) throw py::value_error("config " + name + " is not compiled in this build (flashtune.configs())");
   if (c->d != w.d)
     throw py::value_error("config " + name + " is for d=" + std::to_string(c->d) + ", the tensors have d=" +
                           std::to_string(w.d));
@@ -161,6 +159,8 @@ Choice named_choice(const std::string& name, const Workload& w, Precision p, int
   if (!config_serves(*c, w, p))
     throw py::value_error("config " + name + " is " + precision_name(variant_precision(c->variant)) +
                           "-accurate only; pass precision=\"tf32\" to run it");
+  const KernelInstance* kernel = find_kernel(*c);
+  if (!kernel) throw py::value_error("config " + name + " is not compiled in this build (flashtune.configs())");
   if (const Support s = kernel->can_implement(w, dispatcher_for(device).device()); !s)
     throw py::value_error("config " + name + " cannot run here: " + s.reason);
   Choice choice;
