@@ -500,8 +500,8 @@ TEST(KernelTraits, Mma16LdmatrixRowsAreTheFragmentTables) {
 }
 
 // Every 16-byte access of a phase of 8 lanes (an ldmatrix matrix, a cp.async quarter-warp, an
-// epilogue read) hits 8 different 16-byte bank groups under Swizzled and Padded; Plain does not at
-// d >= 64. Checked on the sites the model simulates (geometry()).
+// epilogue read) hits 8 different 16-byte bank groups under Swizzled, and under Padded except the
+// row-wise phases at d = 32; Plain does not at d >= 64. Checked on the sites the model simulates (geometry()).
 TEST(KernelTraits, Mma16SixteenByteSitesConflictFreeUnlessPlain) {
   for (const TileConfig& c : mma16_space()) {
     if (c.dtype != DType::Bf16 || c.stages != 2) continue;
@@ -523,7 +523,12 @@ TEST(KernelTraits, Mma16SixteenByteSitesConflictFreeUnlessPlain) {
               groups.insert((a / 16) % 8);
             }
             const bool clean = static_cast<int>(groups.size()) == active;
-            if (c.layout == Layout::Plain) {
+            // Padded d = 32: rows of 5 chunks, so a row-wise phase (2 rows of 4 chunks: cp.async,
+            // the epilogue read) puts chunks 0 and 3 of the second row on one group (2-way); its
+            // ldmatrix phases (8 rows, one chunk) stay clean.
+            const bool padded_rowwise = c.layout == Layout::Padded && c.d == 32 &&
+                                        s.name.find("ldmatrix") == std::string::npos;
+            if (c.layout == Layout::Plain || padded_rowwise) {
               plain_conflict |= !clean;
             } else {
               EXPECT_TRUE(clean) << c.name() << " " << s.name << " warp " << w << " instance " << i;
