@@ -104,6 +104,16 @@ int check_counters_command(const CheckCountersOptions& o) {
   } catch (const std::invalid_argument& e) {
     throw CommandError{kExitUsage, e.what()};
   }
+  // The instruction table must land on none of the inputs (the profile with its journal and lock,
+  // and the spec sheet once it is known), and be a file: checked before anything is read.
+  if (!o.write_compiled.empty()) {
+    try {
+      require_outputs_apart({{"--profile", o.profile}}, {{"--write-compiled-instructions", o.write_compiled}});
+      require_replaceable(o.write_compiled);
+    } catch (const OutputError& e) {
+      throw CommandError{kExitUsage, e.what()};
+    }
+  }
   plots::PlotProfile profile;
   model::GpuSpec gpu;
   model::Coefficients coefficients;
@@ -116,6 +126,14 @@ int check_counters_command(const CheckCountersOptions& o) {
     coefficients = load_model_profile(o.profile).coefficients;
   } catch (const std::exception& e) {
     throw CommandError{kExitUsage, e.what()};
+  }
+  if (!o.write_compiled.empty()) {
+    try {
+      require_outputs_apart({{"--profile", o.profile}, {"--gpu-spec", gpu.file}},
+                            {{"--write-compiled-instructions", o.write_compiled}});
+    } catch (const OutputError& e) {
+      throw CommandError{kExitUsage, e.what()};
+    }
   }
   const std::vector<model::CounterObservation> observations = plots::counter_observations(profile);
   if (observations.empty())

@@ -26,6 +26,7 @@ int export_command(const ExportOptions& o) {
   }
   try {
     require_outputs_apart({{"--profile", o.profile}}, {{"--out", o.out}});
+    if (!o.out.empty()) require_replaceable(o.out);  // the output policy, before the profile is read
   } catch (const OutputError& e) {
     std::fprintf(stderr, "flashtune export: %s\n", e.what());
     return kExitUsage;
@@ -43,6 +44,7 @@ int export_command(const ExportOptions& o) {
     return kExitOk;
   }
   try {
+    remove_staged_temps_on_signal();
     write_output_atomic(o.out, text);
   } catch (const OutputError& e) {
     std::fprintf(stderr, "flashtune export: %s (the previous file, if any, is unchanged)\n", e.what());

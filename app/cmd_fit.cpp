@@ -56,9 +56,14 @@ int fit_command(const FitOptions& o) {
   for (const std::string& u : o.unseen) inputs.emplace_back("--unseen", u);
   try {
     require_outputs_apart(inputs, {{"--residuals", o.residuals}});
+    // A residuals path the output policy refuses (a device, a FIFO, a missing folder, read-only)
+    // is named before minutes of fitting.
+    if (!o.residuals.empty()) require_replaceable(o.residuals);
   } catch (const OutputError& e) {
     throw CommandError{kExitUsage, e.what()};
   }
+  // SIGINT or SIGTERM while the profile or the residuals are staged leaves no temporary.
+  remove_staged_temps_on_signal();
   // The other profiles are read before the fit, so a bad --cross or --unseen file is named at
   // once rather than after minutes of fitting.
   for (std::size_t i = 1; i < inputs.size(); ++i) {

@@ -18,6 +18,7 @@
 #include "commands.h"
 #include "exit_codes.h"
 #include "plan_options.h"
+#include "profile/output_file.h"
 #include "profile/profile_journal.h"
 #include "profile/profile_lock.h"
 #include "profile/profile_merge.h"
@@ -40,8 +41,14 @@ bool same_file(const std::string& a, const std::string& b) {
   return std::filesystem::weakly_canonical(a, ec1) == std::filesystem::weakly_canonical(b, ec2) && !ec1 && !ec2;
 }
 
-// Inputs exist and nobody writes them; the output is an input or new.
-void check_paths(const MergeOptions& o) {
+// Inputs exist and nobody writes them; the output is an input or new (a file, in a folder that
+// exists: profile/output_file.h). Returns whether the output is one of the inputs.
+bool check_paths(const MergeOptions& o) {
+  try {
+    require_output_node(o.out, false);
+  } catch (const OutputError& e) {
+    throw CommandError{kExitUsage, e.what()};
+  }
   bool out_is_input = false;
   for (const std::string& in : o.inputs) {
     if (!std::filesystem::is_regular_file(in)) throw CommandError{kExitUsage, "unknown profile " + in};
@@ -57,6 +64,15 @@ void check_paths(const MergeOptions& o) {
                                            "it, or another --out"};
   if (!out_is_input && std::filesystem::exists(journal_path(o.out)))
     throw CommandError{kExitUsage, journal_path(o.out) + " exists beside --out: move it away first"};
+  return out_is_input;
+}
+
+ProfileLock lock_out(const MergeOptions& o) {
+  try {
+    return ProfileLock::acquire(o.out, "flashtune merge");
+  } catch (const ProfileLockError& e) {
+    throw CommandError{kExitUsage, e.what()};
+  }
 }
 
 std::vector<MergeInput> load_inputs(const MergeOptions& o) {
@@ -147,13 +163,13 @@ int merge_command(const MergeOptions& o) {
   if (plan_requested(o.plan)) validate_plan_options(o.plan);
   else if (o.require_complete)
     throw CommandError{kExitUsage, "--require-complete needs the plan: give --workloads (and --strategy, ...) as to tune"};
-  check_paths(o);
+  // An output that is an input is locked from its read to the write (a tune's pairs written in
+  // between would be lost); a new output only once the merge has succeeded, so a refused merge
+  // leaves no "<out>.lock" behind.
+  const bool out_is_input = check_paths(o);
   std::optional<ProfileLock> lock;
-  try {
-    lock.emplace(ProfileLock::acquire(o.out, "flashtune merge"));
-  } catch (const ProfileLockError& e) {
-    throw CommandError{kExitUsage, e.what()};
-  }
+  if (out_is_input) lock.emplace(lock_out(o));
+  remove_staged_temps_on_signal();  // SIGINT or SIGTERM while the output is staged leaves no temporary
   MergeResult r;
   try {
     r = merge_profiles(load_inputs(o));
@@ -165,6 +181,10 @@ int merge_command(const MergeOptions& o) {
     throw CommandError{kExitFailure, std::to_string(cov->missing.size()) + " of " + std::to_string(cov->planned) +
                                          " planned pairs missing (first: " + cov->missing.front() + "); " + o.out +
                                          " not written"};
+  if (!lock) {
+    lock.emplace(lock_out(o));
+    check_paths(o);  // under the lock: still new, no journal beside it
+  }
   try {
     write_profile_atomic(o.out, r.merged);
     // An input's journal was read into the result; leaving it would replay pairs that are there.

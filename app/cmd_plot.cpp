@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "exit_codes.h"
 #include "plot_options.h"
+#include "plots/gnuplot_runner.h"
 #include "plots/plot_session.h"
 #include "profile/output_file.h"
 
@@ -19,6 +20,9 @@ namespace {
 int plot_command(const PlotOptions& o) {
   try {
     const plots::PlotSession s = plots::open_plot_session(o.profile, o.gpu_spec);
+    if (!plots::find_gnuplot()) throw std::runtime_error(plots::gnuplot_missing_message());
+    plots::check_session_outputs(s, o.out, o.heatmaps);  // before the folder or any file is made
+    remove_staged_temps_on_signal();
     plots::ensure_directory(o.out);
     for (const std::string& why : s.skipped) std::fprintf(stderr, "flashtune plot: not predicted: %s\n", why.c_str());
     for (const plots::PlotOutcome& p : plots::draw_session(s, o.out, o.heatmaps)) {

@@ -30,6 +30,10 @@ int report_command(const PlotOptions& o) {
       return kExitUsage;
     }
     const plots::PlotSession s = plots::open_plot_session(o.profile, o.gpu_spec);
+    // Before the folder or any file is made: report.md, then every plot when gnuplot is there.
+    if (std::filesystem::is_directory(o.out)) require_replaceable(path);
+    if (plots::find_gnuplot()) plots::check_session_outputs(s, o.out, o.heatmaps);
+    remove_staged_temps_on_signal();
     plots::ensure_directory(o.out);
     plots::ReportInput in;
     in.profile = &s.profile;

@@ -17,6 +17,7 @@
 #include <atomic>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <string>
@@ -25,6 +26,7 @@
 #include "commands.h"
 #include "exit_codes.h"
 #include "plan_options.h"
+#include "profile/profile_journal.h"
 #include "tuner/tune_request.h"
 
 namespace flashtune::app {
@@ -211,8 +213,18 @@ int tune_command(const TuneOptions& o) {
   print_summary(o, t);
   const RunSummary& s = t.summary;
   if (!s.error.empty()) {
-    std::fprintf(stderr, "flashtune tune: stopped: %s (everything measured so far is in %s)\n", s.error.c_str(),
-                 t.profile_path.c_str());
+    // Where the pairs are, truthfully: a journal still there (an append or the final compaction
+    // failed, e.g. a full disk) holds the pairs the profile does not.
+    std::error_code ec;
+    const std::string journal = journal_path(t.profile_path);
+    if (std::filesystem::exists(std::filesystem::symlink_status(journal, ec)))
+      std::fprintf(stderr,
+                   "flashtune tune: stopped: %s (the pairs measured since the profile was last written are in %s, "
+                   "not yet in %s; rerun the same command once that is fixed to fold them in)\n",
+                   s.error.c_str(), journal.c_str(), t.profile_path.c_str());
+    else
+      std::fprintf(stderr, "flashtune tune: stopped: %s (everything measured so far is in %s)\n", s.error.c_str(),
+                   t.profile_path.c_str());
     return kExitFailure;
   }
   if (s.interrupted) {

@@ -74,6 +74,14 @@ def find_flashtune(given):
 
 # ---- PyTorch SDPA ------------------------------------------------------------------------------
 
+# GPU cycles of the spin kernel queued before each sample's start event (about 0.3 ms at 2 GHz): the
+# CPU's launch of the SDPA call (Python, the back end's dispatch, cuDNN's plan lookup) happens while
+# it runs, so the start event fires right before SDPA's kernels. Without it the launch latency
+# counted in every sample once the flush had drained: 0.03-0.05 ms on the H100, a third to a half of
+# a 0.06 ms bf16 call (SDPA-CUDNN t10 measured 0.089 ms median against 0.044 in ../shared/anchors).
+LAUNCH_COVER_CYCLES = 600_000
+
+
 def time_sdpa(torch, backend, q, k, v, time_cap_s, rel_stdev_target=0.01, min_samples=10, max_samples=2000,
               causal=False):
     """Median ms of one SDPA call, cold L2, or (None, reason) when the back end refuses the inputs."""
@@ -96,6 +104,7 @@ def time_sdpa(torch, backend, q, k, v, time_cap_s, rel_stdev_target=0.01, min_sa
             t0 = time.perf_counter()
             while True:
                 flush.zero_()
+                torch.cuda._sleep(LAUNCH_COVER_CYCLES)  # the GPU is busy while the CPU launches the call
                 start.record()
                 F.scaled_dot_product_attention(q, k, v, is_causal=causal)
                 stop.record()

@@ -36,6 +36,10 @@ bool plot_file_complete(const std::string& path, const std::string& term) {
 }  // namespace
 
 void Drawer::draw(const std::string& stem, const std::string& tmpl, const std::string& data, GnuplotVars vars) const {
+  if (r_.plan) {  // check_plot_outputs: list, write nothing
+    r_.plan->emplace_back(r_.out_dir + "/" + stem, tmpl);
+    return;
+  }
   const std::string dat = r_.out_dir + "/" + stem + ".dat";
   for (const char* ext : {".dat", ".svg", ".png"}) require_not_input(r_.out_dir + "/" + stem + ext, r_.inputs);
   // Each file is written under a temporary name and renamed when complete: a failed or cut-short

@@ -33,20 +33,33 @@ void ensure_directory(const std::string& out_dir) {
     throw std::runtime_error(out_dir + ": cannot create output folder" + (ec ? ": " + ec.message() : ""));
 }
 
-std::vector<PlotOutcome> draw_session(const PlotSession& s, const std::string& out_dir, const std::string& heatmaps) {
-  const auto gnuplot = find_gnuplot();
-  if (!gnuplot) throw std::runtime_error(gnuplot_missing_message());
+namespace {
+
+PlotRequest request_of(const PlotSession& s, const std::string& out_dir, const std::string& heatmaps,
+                       const std::string& gnuplot) {
   PlotRequest r;
   r.out_dir = out_dir;
   r.template_dir = default_template_dir();
-  r.gnuplot = *gnuplot;
+  r.gnuplot = gnuplot;
   r.gpu_name = s.profile.gpu_name;
   r.gpu = &s.gpu;
   r.coefficients = s.coefficients;
   r.points = &s.points;
   r.heatmap_workloads = select_heatmap_workloads(s.profile, heatmaps);
   r.inputs = {s.profile.path, s.gpu.file};
-  return draw_all_plots(r);
+  return r;
+}
+
+}  // namespace
+
+void check_session_outputs(const PlotSession& s, const std::string& out_dir, const std::string& heatmaps) {
+  check_plot_outputs(request_of(s, out_dir, heatmaps, ""));
+}
+
+std::vector<PlotOutcome> draw_session(const PlotSession& s, const std::string& out_dir, const std::string& heatmaps) {
+  const auto gnuplot = find_gnuplot();
+  if (!gnuplot) throw std::runtime_error(gnuplot_missing_message());
+  return draw_all_plots(request_of(s, out_dir, heatmaps, *gnuplot));
 }
 
 }  // namespace flashtune::plots

@@ -26,6 +26,10 @@ struct PlotSession {
 // bad profile fields. `gpu_spec_name` empty: the profile's gpu.spec, else its gpu.name.
 PlotSession open_plot_session(const std::string& profile_path, const std::string& gpu_spec_name);
 
+// Every file draw_session would write, checked before any is (plot_set.h check_plot_outputs):
+// called before the output folder is created, so a refused plot or report leaves nothing.
+void check_session_outputs(const PlotSession& s, const std::string& out_dir, const std::string& heatmaps);
+
 // Creates `out_dir` (and parents) if needed; throws naming the folder when it cannot.
 void ensure_directory(const std::string& out_dir);
 

@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
+#include <set>
 #include <stdexcept>
 
 #include "model/data_dir.h"
 #include "plots/drawer.h"
 #include "plots/plot_kinds.h"
+#include "profile/output_file.h"
 
 namespace flashtune::plots {
 
@@ -35,8 +38,9 @@ std::vector<std::string> select_heatmap_workloads(const PlotProfile& p, const st
   return picked;
 }
 
-std::vector<PlotOutcome> draw_all_plots(const PlotRequest& r) {
-  if (!r.gpu || !r.points || r.points->empty()) throw std::invalid_argument("draw_all_plots: no points");
+namespace {
+
+std::vector<PlotOutcome> draw_each(const PlotRequest& r) {
   const Drawer dr(r);
   return {plot_accuracy(dr, *r.points),
           plot_time_vs_n(dr, *r.points, *r.gpu, r.coefficients),
@@ -44,6 +48,44 @@ std::vector<PlotOutcome> draw_all_plots(const PlotRequest& r) {
           plot_roofline(dr, *r.points, *r.gpu),
           plot_bank_conflicts(dr, *r.points),
           plot_pipes(dr, *r.points)};
+}
+
+}  // namespace
+
+void check_plot_outputs(const PlotRequest& r) {
+  if (!r.gpu || !r.points || r.points->empty()) throw std::invalid_argument("draw_all_plots: no points");
+  std::vector<std::pair<std::string, std::string>> plan;
+  PlotRequest dry = r;
+  dry.plan = &plan;
+  (void)draw_each(dry);
+  std::error_code ec;
+  const bool folder_exists = std::filesystem::is_directory(r.out_dir, ec);
+  std::set<std::string> templates = {"common"};
+  std::set<std::string> seen;
+  for (const auto& [base, tmpl] : plan) {
+    templates.insert(tmpl);
+    for (const char* ext : {".dat", ".svg", ".png"}) {
+      const std::string path = base + ext;
+      if (!seen.insert(path).second)
+        throw std::runtime_error(path + ": two plots would write this file (nothing written)");
+      for (const std::string& in : r.inputs)
+        if (!in.empty() && same_file(path, in))
+          throw std::runtime_error(path + ": would overwrite the input " + in + " (nothing written)");
+      if (folder_exists) require_replaceable(path);
+    }
+  }
+  for (const std::string& t : templates) {
+    const std::string path = r.template_dir + "/" + t + ".gp";
+    if (!std::filesystem::is_regular_file(path, ec))
+      throw std::runtime_error(path + ": gnuplot template missing (nothing written; set FLASHTUNE_PLOT_TEMPLATE_DIR "
+                               "or install the templates)");
+  }
+}
+
+std::vector<PlotOutcome> draw_all_plots(const PlotRequest& r) {
+  if (r.plan) return draw_each(r);
+  check_plot_outputs(r);
+  return draw_each(r);
 }
 
 }  // namespace flashtune::plots

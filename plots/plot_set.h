@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/coefficients.h"
@@ -22,6 +23,9 @@ struct PlotRequest {
   const std::vector<PlotPoint>* points = nullptr;
   std::vector<std::string> heatmap_workloads;  // one heatmap each (select_heatmap_workloads())
   std::vector<std::string> inputs;  // files read (profile, spec): no output may be written over one
+  // When set, draw() writes nothing and lists each plot's (out_dir/stem, template) here: the plan
+  // check_plot_outputs validates before the first file is written.
+  std::vector<std::pair<std::string, std::string>>* plan = nullptr;
 };
 
 struct PlotOutcome {
@@ -44,5 +48,11 @@ std::vector<std::string> select_heatmap_workloads(const PlotProfile& p, const st
 
 // Throws std::runtime_error when a file cannot be written or gnuplot fails.
 std::vector<PlotOutcome> draw_all_plots(const PlotRequest& r);
+
+// Every file draw_all_plots would write (out_dir/stem.dat, .svg, .png), checked before the first is
+// written: none is an input, none is written twice, each passes the output policy
+// (profile/output_file.h; skipped while out_dir does not exist yet), and every template exists.
+// Throws std::runtime_error (OutputError for the policy) with one line. draw_all_plots calls it.
+void check_plot_outputs(const PlotRequest& r);
 
 }  // namespace flashtune::plots

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -28,18 +29,36 @@ inline constexpr const char* kTempMarker = ".flashtune-tmp.";
 // True for a file name (no folder) of one of our temporaries.
 bool is_output_temp_name(const std::string& file_name);
 
+// The output policy, one rule for every writer: an output is a regular file (or a symbolic link
+// to one) or a path that does not exist yet, in a folder that exists (no writer creates folders:
+// "a/b/m.json: folder a/b does not exist (nothing written); create it first"). A folder, a
+// character or block device, a FIFO or a socket is refused in one line naming it, before anything
+// is written, and is never replaced. The one exception: the process's own streams given by name,
+// /dev/stdout, /dev/stderr, /dev/fd/N (/proc/self/fd/N) and /dev/null, are written straight through
+// (no temporary, no rename: the node and whatever the stream points at are never replaced).
+// Throws OutputError. Checked by every StagedOutput; `allow_stream` false refuses the streams too
+// (a profile has a journal and a lock beside it: it must be a file).
+void require_output_node(const std::string& path, bool allow_stream = true);
+
+// The descriptor an output name writes through: 1 for /dev/stdout, 2 for /dev/stderr, N for
+// /dev/fd/N or /proc/self/fd/N, -2 for /dev/null (opened when written); nullopt for any other path.
+std::optional<int> output_stream_of(const std::string& path);
+
 // The file a write to `path` replaces: symbolic links followed, a dangling one to the file it
 // names (created by the write). A path that is not a link comes back as given. Throws
 // OutputError for a loop of links.
 std::string write_target(const std::string& path);
 
-// Throws OutputError when a write to `path` would be refused: the file it names is a folder, or
-// read-only ("p.json: read-only (mode 0444): not replaced; make it writable to allow it"). Checked
-// from the mode bits as well as access(2), because root may write any file. For commands that
-// check before they work (fit), and by every StagedOutput.
+// Throws OutputError when a write to `path` would be refused: require_output_node, or the file it
+// names is read-only ("p.json: read-only (mode 0444): not replaced; make it writable to allow it"),
+// or on a read-only file system ("p.json: on a read-only file system: not replaced"). Checked from
+// the mode bits as well as access(2), because root may write any file. For commands that check
+// before they work (fit), and by every StagedOutput.
 void require_replaceable(const std::string& path);
 
 // The start of the names of this host's temporaries for `target`: "<target>.flashtune-tmp.<host>.".
+// A file name too long to carry the suffix within NAME_MAX (a 240-character profile name) is
+// shortened to its first 120 characters and a hash of the whole name.
 std::string output_temp_prefix(const std::string& target);
 
 // Removes the temporaries of writes to `target` (a resolved path) that a killed process left:
@@ -69,10 +88,17 @@ class StagedOutput {
   const std::string& path() const { return path_; }      // as given
   const std::string& target() const { return target_; }  // the file replaced (links followed)
 
+  // For a writer that must write a file (a profile): a stream name is refused too.
+  static StagedOutput file_only(const std::string& path, const std::string& text);
+
  private:
-  explicit StagedOutput(const std::string& path);
+  StagedOutput(const std::string& path, bool allow_stream);
+  void stage_text(const std::string& text);
+  void drop_temp();  // removes the temporary (and forgets it)
   void finish_temp(int fd, const std::string& written_by);  // mode, owner, fsync, close
   std::string path_, target_, temp_;
+  std::optional<int> stream_;  // written straight through at commit (output_stream_of)
+  std::string stream_text_;
   bool committed_ = false;
 };
 
@@ -82,13 +108,21 @@ void write_output_atomic(const std::string& path, const std::string& text);
 // fsync of a folder: makes a rename or unlink in it durable. Throws OutputError naming it.
 void fsync_folder(const std::string& folder);
 
+// Removes the temporaries staged now (not yet committed) when SIGINT, SIGTERM or SIGHUP arrives,
+// then ends the process as the signal would (exit 128+N). For commands that write large outputs
+// (merge, fit, export, report, plot); idempotent.
+void remove_staged_temps_on_signal();
+
 // True when `a` and `b` name the same file: the same inode where both exist (links, "./p.json"),
 // else the same normalised absolute path.
 bool same_file(const std::string& a, const std::string& b);
 
 // A command's file inputs and outputs by option name ("--profile", path). Throws OutputError
 // ("--residuals p.json would overwrite the input --profile p.json") when an output names an input
-// or another output, before anything is read or written.
+// or another output, before anything is read or written. A profile's journal and lock
+// ("<input>.journal", "<input>.lock", beside the file a link names) count as part of it: an output
+// onto them is refused too ("--out p.json.journal would overwrite the journal of the input
+// --profile p.json"). The streams (output_stream_of) are never the same file as an input.
 using NamedPaths = std::vector<std::pair<std::string, std::string>>;
 void require_outputs_apart(const NamedPaths& inputs, const NamedPaths& outputs);
 

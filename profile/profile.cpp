@@ -9,6 +9,7 @@
 #include "model/json_file.h"
 #include "profile/output_file.h"
 #include "profile/profile_check.h"
+#include "profile/profile_journal.h"
 
 namespace flashtune {
 namespace {
@@ -241,10 +242,6 @@ ordered_json kernel_resources_json(const Profile& p) {
   return j;
 }
 
-[[noreturn]] void write_fail(const std::string& path, const std::string& what) {
-  throw OutputError(path + ": " + what);
-}
-
 }  // namespace
 
 ordered_json measurement_to_json(const Measurement& m) { return measurement_json(m); }
@@ -404,20 +401,17 @@ Profile load_profile(const std::string& path) {
   } catch (const JsonFileError& e) {
     throw ProfileError(e.what());
   }
-  return profile_from_json(doc, path);
+  Profile p = profile_from_json(doc, path);
+  // A reader that does not fold the journal in says what it leaves out (profile_journal.h).
+  note_pending_journal(path, p);
+  return p;
 }
 
 void write_profile_atomic(const std::string& path, const Profile& p) {
-  namespace fs = std::filesystem;
   try {
-    // The folder of the file the write replaces (a link's target), created as needed.
-    const fs::path target(write_target(path));
-    if (target.has_parent_path()) {
-      std::error_code ec;
-      fs::create_directories(target.parent_path(), ec);
-      if (ec) write_fail(path, "cannot create folder " + target.parent_path().string() + ": " + ec.message());
-    }
-    write_output_atomic(path, profile_text(p));
+    // A file (never a stream: its journal and lock sit beside it), in a folder that exists (no
+    // writer creates folders: profile/output_file.h).
+    StagedOutput::file_only(path, profile_text(p)).commit();
   } catch (const OutputError& e) {
     throw ProfileError(e.what());
   }

@@ -11,6 +11,8 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
+#include <optional>
 #include <string>
 
 #include "profile/profile.h"
@@ -19,6 +21,9 @@ namespace flashtune {
 
 inline constexpr const char* kJournalKind = "flashtune-profile-journal";
 inline constexpr int kJournalSchemaVersion = 1;
+// A measurement line is about 1 KB; a journal of a million pairs about 1 GB.
+inline constexpr std::size_t kMaxJournalLineBytes = 1u << 20;
+inline constexpr unsigned long long kMaxJournalBytes = 1ull << 31;
 
 // "profiles/p.json" -> "profiles/p.json.journal", beside the file a symbolic link names.
 std::string journal_path(const std::string& profile_path);
@@ -31,10 +36,28 @@ struct JournalReplay {
 };
 
 // Adds the journal's measurements whose (workload, config) `p` does not hold yet, in journal order;
-// nothing when the file does not exist. Throws ProfileError("<journal>:<line>: <what>") for a
-// malformed line before the last, a header of another GPU or kind, or a workload the profile does
-// not list.
+// nothing when the file does not exist. The file is read as every JSON file is (a regular file,
+// no symbolic link, at most kMaxJournalBytes: a FIFO or a device there is refused at once, never
+// read), each line through the one JSON reader and the profile's value check
+// (check_profile_values), plus a config this build compiles whose d is its workload's. Any bad
+// line refuses the whole replay, so nothing bad is ever folded in: throws
+// ProfileError("<journal>:<line>: <what> (nothing folded in; move the journal away to drop its
+// pairs)") for a malformed line before the last, a header of another GPU or kind, a workload the
+// profile does not list, or a value the check refuses. Only a last line that is not JSON (a write
+// cut by a crash) is dropped.
 JournalReplay replay_journal(const std::string& journal, Profile& p);
+// The same on the journal's text (the fuzz target's entry); `journal` names it in messages.
+JournalReplay replay_journal_text(const std::string& text, const std::string& journal, Profile& p);
+
+// For readers that do not fold the journal in (export, compare, plot, report, check-counters,
+// predict --profile, the dispatcher, fit --no-write): "73 pairs pending in p.json.journal (not
+// read here); run tune to resume or merge to fold them in", or the reason tune would refuse that
+// journal; nullopt when there is none, nothing in it the profile lacks, or this process holds the
+// profile's lock (its writer folds the journal in). load_profile calls note_pending_journal, which
+// says it once per journal and process through the sink (default: a line on stderr).
+std::optional<std::string> pending_journal_notice(const std::string& profile_path, const Profile& p);
+void note_pending_journal(const std::string& profile_path, const Profile& p);
+void set_journal_notice_sink(std::function<void(const std::string&)> sink);  // empty: stderr again
 
 // load_profile(path) with its journal replayed: every pair a stopped or running tune recorded.
 Profile load_profile_with_journal(const std::string& path, JournalReplay* replay = nullptr);

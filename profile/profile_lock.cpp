@@ -2,12 +2,15 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
+#include <set>
 #include <thread>
 #include <utility>
 
@@ -23,17 +26,37 @@ std::string host_name() {
   return buf;
 }
 
+// The locks this process holds (lock paths), so readers in it know a journal is its own.
+std::mutex& held_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::set<std::string>& held_locks() {
+  static std::set<std::string> s;
+  return s;
+}
+
+// The lock file is opened, never followed: a symbolic link there (to a file the holder line would
+// truncate) is refused, as is anything that is not a regular file (O_NONBLOCK: a FIFO never blocks).
 int open_lock_file(const std::string& profile_path, bool create) {
   const std::string path = lock_path(profile_path);
-  if (create) {
-    const std::filesystem::path folder = std::filesystem::path(path).parent_path();
-    std::error_code ec;
-    if (!folder.empty()) std::filesystem::create_directories(folder, ec);
-    if (ec) throw ProfileLockError(profile_path + ": cannot create folder " + folder.string() + ": " + ec.message());
-  }
-  const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0644);
-  if (fd < 0 && create)
+  const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | (create ? O_CREAT : 0), 0644);
+  if (fd < 0) {
+    if (!create) return fd;
+    if (errno == ELOOP)
+      throw ProfileLockError(profile_path + ": lock file " + path +
+                             " is a symbolic link: not followed (nothing written); remove it");
+    if (errno == ENOENT)
+      throw ProfileLockError(profile_path + ": cannot create lock file " + path +
+                             ": its folder does not exist (nothing written); create it first");
     throw ProfileLockError(profile_path + ": cannot create lock file " + path + ": " + std::strerror(errno));
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    if (!create) return -1;
+    throw ProfileLockError(profile_path + ": lock file " + path + " is not a regular file (nothing written); remove it");
+  }
   return fd;
 }
 
@@ -76,6 +99,13 @@ std::string lock_path(const std::string& profile_path) {
 }
 
 ProfileLock ProfileLock::acquire(const std::string& profile_path, const std::string& command, double wait_s) {
+  // The profile itself must be a file or a new path in a folder that exists (output_file.h):
+  // checked before the lock file is made, so a refused writer leaves nothing behind.
+  try {
+    require_output_node(profile_path, false);
+  } catch (const OutputError& e) {
+    throw ProfileLockError(e.what());
+  }
   const int fd = open_lock_file(profile_path, true);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait_s > 0 ? wait_s : 0);
   while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
@@ -93,7 +123,33 @@ ProfileLock ProfileLock::acquire(const std::string& profile_path, const std::str
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   write_holder(fd, command);
-  return ProfileLock(fd);
+  ProfileLock lock(fd);
+  lock.path_ = lock_path(profile_path);
+  std::lock_guard<std::mutex> g(held_mutex());
+  held_locks().insert(lock.path_);
+  return lock;
+}
+
+bool ProfileLock::held_here(const std::string& profile_path) {
+  std::string path;
+  try {
+    path = lock_path(profile_path);
+  } catch (const ProfileLockError&) {
+    return false;
+  }
+  std::lock_guard<std::mutex> g(held_mutex());
+  return held_locks().count(path) > 0;
+}
+
+void ProfileLock::release() {
+  if (fd_ < 0) return;
+  {
+    std::lock_guard<std::mutex> g(held_mutex());
+    held_locks().erase(path_);
+  }
+  // Closing the only descriptor of the open file releases the flock.
+  ::close(fd_);
+  fd_ = -1;
 }
 
 std::optional<std::string> ProfileLock::holder(const std::string& profile_path) {
@@ -110,19 +166,18 @@ std::optional<std::string> ProfileLock::holder(const std::string& profile_path) 
   return who;
 }
 
-ProfileLock::ProfileLock(ProfileLock&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+ProfileLock::ProfileLock(ProfileLock&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)), path_(std::move(other.path_)) {}
 
 ProfileLock& ProfileLock::operator=(ProfileLock&& other) noexcept {
   if (this != &other) {
-    if (fd_ >= 0) ::close(fd_);
+    release();
     fd_ = std::exchange(other.fd_, -1);
+    path_ = std::move(other.path_);
   }
   return *this;
 }
 
-ProfileLock::~ProfileLock() {
-  // Closing the only descriptor of the open file releases the flock.
-  if (fd_ >= 0) ::close(fd_);
-}
+ProfileLock::~ProfileLock() { release(); }
 
 }  // namespace flashtune

@@ -12,7 +12,7 @@ seconds=${1:-20}
 shift || true
 build=${BUILD:-$root/build-asan}
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(gpu_spec profile workload_file npy config_name cli_numbers)
+[ ${#targets[@]} -gt 0 ] || targets=(gpu_spec profile journal workload_file npy config_name cli_numbers)
 work=$build/fuzz-work
 mkdir -p "$work" "$build/fuzz-artifacts"
 
@@ -25,6 +25,13 @@ seed() {
     gpu_spec) cp configs/gpus/*.json "$work/$t/" ;;
     profile) cp tests/data/*profile*.json "$work/$t/" ;;
     workload_file) cp configs/workloads/seed_cases.json configs/workloads/grid.json "$work/$t/" ;;
+    journal) # a header and measurement lines of the fuzz target's profile (GPU "Fuzz GPU", workload w, d=64)
+      local h='{"kind": "flashtune-profile-journal", "schema_version": 1, "gpu": {"name": "Fuzz GPU", "spec": "fuzz-gpu"}}'
+      local m='{"workload": "w", "config": "row_smem/d64/br64xbc32/plain", "status": "ok", "timing": {"median_ms": 1.5, "min_ms": 1.4, "max_ms": 1.6}}'
+      printf '%s\n%s\n' "$h" "$m" > "$work/$t/one"
+      printf '%s\n%s\n%s' "$h" "$m" '{"workload": "w", "con' > "$work/$t/torn"
+      printf '%s\n%s\n' "$h" "${m/1.5/-1.5}" > "$work/$t/negative"
+      printf '%s\n%s\n' "$h" "$(printf '[%.0s' $(seq 1 3000))" > "$work/$t/deep" ;;
     npy) python3 - "$work/$t" <<'PY'
 import struct, sys
 def npy(shape, n_floats, version=1):

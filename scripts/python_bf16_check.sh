@@ -7,7 +7,7 @@
 #      torch.compile in bf16);
 #   4. benchmarks/sdpa_compare.py --dtype bf16 on a few cases (CASES=..., default t10 and the odd-N
 #      causal case) as a smoke test, with the measured peak;
-#   5. benchmarks/gpt2_e2e.py --dtype bf16 at one N (GPT2_N, default 1024; GPT2_N=0 skips it).
+#   5. benchmarks/gpt2_e2e.py --dtype bf16 at GPT2_N (default 1024; a list: GPT2_N="1024 2048"; 0 skips it).
 # Logs and results under $OUT (at most 8 files): summary.txt, build.log, mma_peak.txt, pytest.log,
 # sdpa-bf16.md, <gpu>-sdpa-compare-bf16.json, gpt2-bf16.json.
 # Usage: OUT=dir bash scripts/python_bf16_check.sh        (BUILD=dir to build elsewhere than build-py)
@@ -26,7 +26,7 @@ t0=$(date +%s)
 since() { echo "$(( $(date +%s) - t0 )) s"; }
 
 say "== $(nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader 2>&1) =="
-say "commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown), $(git status --short | wc -l) changed paths in the tree"
+say "git HEAD of the copy: $(git rev-parse --short HEAD 2>/dev/null || echo unknown) (the working tree is what was sent), $(git status --short | wc -l) changed paths"
 py="$(command -v python3)"
 say "python $("$py" -c 'import sys, torch; print(sys.version.split()[0], "torch", torch.__version__)' 2>&1)"
 

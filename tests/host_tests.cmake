@@ -70,3 +70,9 @@ flashtune_add_test(hardening_values_test SOURCES hardening_values_test.cpp LIBS 
 target_compile_definitions(hardening_values_test PRIVATE FLASHTUNE_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
   FLASHTUNE_FIXTURE_PROFILE="${CMAKE_CURRENT_SOURCE_DIR}/data/fixture_profile.json"
   FLASHTUNE_TEST_GPU_DIR="${PROJECT_SOURCE_DIR}/configs/gpus")
+
+# Issue 27 (Hardening II), outputs, lock and journal: one output policy (devices, FIFOs, sockets,
+# folders refused; the streams written through), a profile's journal and lock part of it, a lock
+# that follows no link, journal lines through the value check, pending-journal notices, a signal
+# while an output is staged (host-only, so the sanitizer build runs it).
+flashtune_add_test(output_policy_test SOURCES output_policy_test.cpp LIBS flashtune_tune_core)

@@ -19,6 +19,20 @@ import flashtune  # noqa: E402
 TOL = 1e-4
 
 
+def dims(dtype):
+    """Head dims with a compiled config of this dtype (the small kernel set has fewer)."""
+    return sorted({int(n.split("/")[1][1:]) for n in flashtune.configs(dtype=dtype)})
+
+
+def need32(d):
+    if d not in dims("fp32"):
+        pytest.skip(f"no fp32 config of d={d} in this build")
+
+
+# The smallest compiled fp32 head dim, for the tests whose point is not d.
+D32 = dims("fp32")[0]
+
+
 def reference(q, k, v, causal):
     return F.scaled_dot_product_attention(q.double(), k.double(), v.double(), is_causal=causal)
 
@@ -38,6 +52,7 @@ def assert_no_copy(q, k, v, out):
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("layout", ["bhnd", "bnhd"])
 def test_matches_sdpa_in_float64(d, n, causal, layout):
+    need32(d)
     g = torch.Generator(device="cuda").manual_seed(d * 7919 + n + causal)
     batch, heads = 2, 3
     if layout == "bhnd":
@@ -64,7 +79,7 @@ def test_fused_qkv_slice_runs_without_a_copy(causal):
 
 
 def test_output_into_a_bnhd_view_and_explicit_scale():
-    batch, n, heads, d = 1, 129, 4, 32
+    batch, n, heads, d = 1, 129, 4, D32
     q, k, v = (torch.randn(batch, heads, n, d, device="cuda") for _ in range(3))
     store = torch.full((batch, n, heads, d), float("nan"), device="cuda")
     out = store.transpose(1, 2)
@@ -87,13 +102,15 @@ def test_runs_on_the_callers_stream():
 
 
 def test_torch_compile_keeps_the_custom_op():
+    d = D32
+
     def block(x, w):
         qkv = x @ w
-        q, k, v = (t.view(2, 64, 4, 32).transpose(1, 2) for t in qkv.split(128, dim=2))
+        q, k, v = (t.view(2, 64, 4, d).transpose(1, 2) for t in qkv.split(4 * d, dim=2))
         return torch.ops.flashtune.attention(q, k, v, True, 0.0)
 
-    x = torch.randn(2, 64, 128, device="cuda")
-    w = torch.randn(128, 384, device="cuda") * 0.1
+    x = torch.randn(2, 64, 4 * d, device="cuda")
+    w = torch.randn(4 * d, 12 * d, device="cuda") * 0.1
     compiled = torch.compile(block, fullgraph=True)
     got = compiled(x, w)
     want = block(x, w)
@@ -123,14 +140,10 @@ TOL16 = {"bf16": 2e-2, "fp16": 3e-3}
 SM80 = torch.cuda.get_device_capability() >= (8, 0)
 
 
-def dims16(dtype):
-    return sorted({int(n.split("/")[1][1:]) for n in flashtune.configs(dtype=dtype)})
-
-
 def need16(dtype, d=None):
     if not SM80:
         pytest.skip("16-bit tensor cores need sm_80 or newer")
-    if d is None and not dims16(dtype) or d is not None and d not in dims16(dtype):
+    if d is None and not dims(dtype) or d is not None and d not in dims(dtype):
         pytest.skip(f"no {dtype} config{'' if d is None else f' of d={d}'} in this build")
 
 
@@ -185,7 +198,7 @@ def test_16_bit_matches_sdpa_in_float64_on_the_rounded_inputs(dtype, d, n, causa
 
 @pytest.mark.parametrize("dtype", ["bf16", "fp16"])
 def test_16_bit_scores_up_to_50_stay_finite(dtype):
-    d = 64 if 64 in dims16(dtype) else (dims16(dtype) or [64])[0]
+    d = 64 if 64 in dims(dtype) else (dims(dtype) or [64])[0]
     need16(dtype, d)
     t = TORCH_DTYPES[dtype]
     g = torch.Generator(device="cuda").manual_seed(50)
