@@ -19,6 +19,7 @@ void add_workload_options(CLI::App* cmd, WorkloadCliOptions& o, WorkloadOptionSe
   if (which.dims_required)
     for (CLI::Option* opt : dims) opt->required();
   cmd->add_flag("--causal", o.causal, "Causal mask");
+  cmd->add_option("--dtype", o.dtype, dtype_help("Element type of Q, K, V and O") + " (default fp32)");
   if (which.scale) cmd->add_option("--scale", o.scale, "Softmax scale (default 1/sqrt(d))");
   if (which.memory_layout) {
     cmd->add_option("--qkv-layout", o.qkv_layout,
@@ -26,6 +27,21 @@ void add_workload_options(CLI::App* cmd, WorkloadCliOptions& o, WorkloadOptionSe
                     "([batch, N, heads, d], a fused projection's view); the inputs are copied into it before timing");
     cmd->add_option("--heads", o.heads, "Heads per batch entry for bhnd and bnhd (B = batch x heads; default 1)");
   }
+}
+
+std::string dtype_help(const std::string& what) {
+  return what + ": " + known_dtypes() + "; accumulation and softmax statistics are fp32 in every kernel";
+}
+
+DType dtype_of(const WorkloadCliOptions& o) {
+  if (const auto t = parse_dtype(o.dtype)) return *t;
+  throw UsageError(unknown_dtype_message(o.dtype));
+}
+
+std::optional<DType> dtype_filter_of(const std::string& dtype) {
+  if (dtype.empty()) return std::nullopt;
+  if (const auto t = parse_dtype(dtype)) return *t;
+  throw UsageError(unknown_dtype_message(dtype));
 }
 
 std::optional<float> scale_of(const WorkloadCliOptions& o) {
@@ -53,6 +69,9 @@ void add_precision_option(CLI::App* cmd, std::string& precision, const std::stri
 void add_config_filter_options(CLI::App* cmd, ConfigFilterCliOptions& o, const std::string& what_all_means) {
   std::string layouts;
   for (Layout l : kAllLayouts) layouts += (layouts.empty() ? "" : ", ") + std::string(layout_name(l));
+  cmd->add_option("--config", o.config,
+                  "One config by its full name, e.g. regtile_2d/d64/br64xbc64/swizzled (flashtune list); "
+                  "excludes the options below");
   cmd->add_option("--variant", o.variant, "Kernel variant (" + known_variants() + ")");
   cmd->add_option("--Br", o.Br, "Query rows per block");
   cmd->add_option("--Bc", o.Bc, "Key/value rows per iteration");
@@ -62,6 +81,22 @@ void add_config_filter_options(CLI::App* cmd, ConfigFilterCliOptions& o, const s
 
 ConfigRequest config_request_of(const ConfigFilterCliOptions& o) {
   ConfigRequest r;
+  if (!o.config.empty()) {
+    if (!o.variant.empty() || !o.layout.empty() || o.Br || o.Bc)
+      throw UsageError("--config names the whole config; drop --variant, --Br, --Bc and --layout");
+    const std::optional<TileConfig> c = parse_config_name(o.config);
+    if (!c) throw UsageError("config '" + o.config + "': not a config name (variant/dD/brRxbcC/layout[/dtype][/sN][/qsmem])");
+    r.variant = c->variant;
+    r.Br = c->Br;
+    r.Bc = c->Bc;
+    r.layout = c->layout;
+    r.stages = c->stages;
+    r.q_smem = c->q_smem;
+    r.named = *c;
+    r.precision = parse_precision_or_throw(o.precision);
+    require_precision(c->variant, r.precision);
+    return r;
+  }
   if (!o.variant.empty()) r.variant = parse_variant_or_throw(o.variant);
   if (!o.layout.empty()) r.layout = parse_layout_or_throw(o.layout);
   r.precision = parse_precision_or_throw(o.precision);

@@ -33,6 +33,7 @@ struct WorkloadCliOptions {
   std::optional<float> scale;      // --scale: softmax scale; empty: 1/sqrt(d)
   std::string qkv_layout = "bnd";  // --qkv-layout: the operands' memory layout (bnd, bhnd, bnhd)
   long long heads = 1;             // --heads: B = batch x heads for bhnd and bnhd
+  std::string dtype = "fp32";      // --dtype: element type of Q, K, V and O
 };
 
 // Which of the workload options a command takes beyond --B, --N, --d and --causal.
@@ -43,6 +44,12 @@ struct WorkloadOptionSet {
 };
 
 void add_workload_options(CLI::App* cmd, WorkloadCliOptions& o, WorkloadOptionSet which);
+// --dtype parsed. Throws UsageError("unknown dtype 'x' (known: fp32, bf16, fp16)").
+DType dtype_of(const WorkloadCliOptions& o);
+// The same for a filter option whose empty value means every dtype (list, export).
+std::optional<DType> dtype_filter_of(const std::string& dtype);
+// --dtype's help, one text for every command.
+std::string dtype_help(const std::string& what);
 // --scale positive and finite; empty when not given. Throws UsageError.
 std::optional<float> scale_of(const WorkloadCliOptions& o);
 // --qkv-layout known and --heads >= 1, heads only beside a strided layout. Throws UsageError.
@@ -51,6 +58,7 @@ TensorLayout memory_layout_of(const WorkloadCliOptions& o);
 // ---- config filter --------------------------------------------------------------------------
 
 struct ConfigFilterCliOptions {
+  std::string config;              // --config NAME: every field of one config at once
   std::string variant, layout;     // empty: any
   std::optional<int> Br, Bc;
   std::string precision = "fp32";  // fp32 admits the fp32-accurate configs only, tf32 all

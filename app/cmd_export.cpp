@@ -6,6 +6,11 @@
 #include <memory>
 #include <string>
 
+#include <optional>
+#include <set>
+#include <vector>
+
+#include "cli_options.h"
 #include "commands.h"
 #include "exit_codes.h"
 #include "profile/export.h"
@@ -17,7 +22,24 @@ namespace {
 
 struct ExportOptions {
   std::string profile, format, out;
+  std::string dtype;  // --dtype: only the workloads of this element type; empty: all
 };
+
+// Keeps the workloads of element type `t` and their measurements.
+void keep_dtype(Profile& p, DType t) {
+  std::set<std::string> kept;
+  std::vector<NamedWorkload> ws;
+  for (const NamedWorkload& w : p.workloads)
+    if (w.workload.dtype == t) {
+      kept.insert(w.name);
+      ws.push_back(w);
+    }
+  p.workloads = std::move(ws);
+  std::vector<Measurement> ms;
+  for (const Measurement& m : p.measurements)
+    if (kept.count(m.workload)) ms.push_back(m);
+  p.measurements = std::move(ms);
+}
 
 int export_command(const ExportOptions& o) {
   if (o.format != "csv" && o.format != "t4") {
@@ -31,9 +53,17 @@ int export_command(const ExportOptions& o) {
     std::fprintf(stderr, "flashtune export: %s\n", e.what());
     return kExitUsage;
   }
+  std::optional<DType> dtype;
+  try {
+    dtype = dtype_filter_of(o.dtype);
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "flashtune export: %s\n", e.what());
+    return kExitUsage;
+  }
   Profile p;
   try {
     p = load_profile(o.profile);
+    if (dtype) keep_dtype(p, *dtype);
   } catch (const ProfileError& e) {
     std::fprintf(stderr, "flashtune export: %s\n", e.what());
     return kExitUsage;
@@ -62,6 +92,7 @@ void register_export(CLI::App& app) {
   sub->add_option("--profile", o->profile, "Profile (profiles/<gpu>.json)")->required();
   sub->add_option("--format", o->format, "csv or t4")->required();
   sub->add_option("--out", o->out, "Output file (default stdout)");
+  sub->add_option("--dtype", o->dtype, dtype_help("Only the workloads of this element type (default: all)"));
   sub->callback([o] { set_action([o] { return export_command(*o); }); });
 }
 

@@ -57,6 +57,7 @@ Workload workload_of(const PredictOptions& o) {
   w.d = o.workload.d.value_or(0);
   w.causal = o.workload.causal;
   try {
+    w.dtype = dtype_of(o.workload);
     if (const std::optional<float> scale = scale_of(o.workload)) w.scale = *scale;
   } catch (const UsageError& e) {
     throw BadInput(e.what());
@@ -131,15 +132,21 @@ std::vector<TileConfig> configs_of(const PredictOptions& o, const Workload& w) {
   if (o.all) {
     std::vector<TileConfig> out;
     for (const TileConfig& c : model::compiled_tile_configs())
-      if (c.d == w.d && precision_admits(r.precision, c.variant) && (!r.variant || c.variant == *r.variant) &&
+      if (config_serves(c, w, r.precision) && (!r.variant || c.variant == *r.variant) &&
           (!r.Br || c.Br == *r.Br) && (!r.Bc || c.Bc == *r.Bc) && (!r.layout || c.layout == *r.layout))
         out.push_back(c);
-    if (out.empty()) throw BadInput("no compiled config matches d=" + std::to_string(w.d) + " and the given filters");
+    if (out.empty())
+      throw BadInput("no compiled config matches d=" + std::to_string(w.d) + ", dtype " + dtype_name(w.dtype) +
+                     " and the given filters");
     return out;
   }
   if (!r.variant || !r.Br || !r.Bc)
-    throw BadInput("name a config (--variant, --Br, --Bc [--layout]) or rank them all with --all");
-  const TileConfig c{*r.variant, w.d, *r.Br, *r.Bc, r.layout.value_or(Layout::Plain)};
+    throw BadInput("name a config (--config NAME, or --variant, --Br, --Bc [--layout]) or rank them all with --all");
+  TileConfig c{*r.variant, w.d, *r.Br, *r.Bc, r.layout.value_or(Layout::Plain)};
+  c.dtype = w.dtype;
+  c.stages = r.stages.value_or(0);
+  c.q_smem = r.q_smem.value_or(false);
+  if (r.named) c = *r.named;
   if (auto why = model::config_rejection(c, w)) throw BadInput(c.name() + ": " + *why);
   return {c};
 }

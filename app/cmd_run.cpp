@@ -65,6 +65,7 @@ ResolvedInputs resolve_inputs(const RunOptions& o) {
   Workload& w = r.workload;
   const WorkloadCliOptions& wo = o.workload;
   w.causal = wo.causal;
+  w.dtype = dtype_of(wo);
   if (const std::optional<float> scale = scale_of(wo)) w.scale = *scale;
   const int files = int(!o.q_path.empty()) + int(!o.k_path.empty()) + int(!o.v_path.empty());
   if (files > 0 && files < 3) {
@@ -289,6 +290,7 @@ int run_command(const RunOptions& o) {
     validate_run_options(o);
     request = config_request_of(o.filter);
     in = resolve_inputs(o);
+    request.dtype = in.workload.dtype;
     if (in.workload.B % o.workload.heads != 0)
       throw UsageError("heads=" + std::to_string(o.workload.heads) + " does not divide B=" +
                        std::to_string(in.workload.B));

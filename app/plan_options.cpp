@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "exit_codes.h"
+#include "model/text_check.h"
 #include "model/workload_limits.h"
 
 namespace flashtune::app {
@@ -68,8 +69,14 @@ std::vector<NamedWorkload> workloads_of(const PlanCliOptions& o) {
     nw.workload.N = *w.N;
     nw.workload.d = *w.d;
     nw.workload.causal = w.causal;
+    try {
+      nw.workload.dtype = dtype_of(w);
+    } catch (const UsageError& e) {
+      throw CommandError{kExitUsage, e.what()};
+    }
     if (const auto why = model::workload_limit_error(nw.workload)) throw CommandError{kExitUsage, *why};
     nw.name = o.name.empty() ? default_workload_name(nw.workload) : o.name;
+    if (const auto why = name_problem(nw.name)) throw CommandError{kExitUsage, "--name " + *why};
     cli.workloads.push_back(nw);
     sets.push_back(cli);
   } else if (!o.name.empty()) {

@@ -137,7 +137,7 @@ Choice Dispatcher::model_choice(const Workload& w, Precision precision) const {
   std::string first_refusal;
   int compiled = 0;
   for (const TileConfig& c : model::compiled_tile_configs()) {
-    if (c.d != w.d || !precision_admits(precision, c.variant)) continue;
+    if (!config_serves(c, w, precision)) continue;
     ++compiled;
     const KernelInstance* kernel = find_kernel(c);
     const Support s = kernel ? kernel->can_implement(w, device_) : Support::no("not in the kernel registry");

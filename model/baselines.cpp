@@ -19,8 +19,10 @@ RooflineEstimate roofline_time(const Workload& w, const GpuSpec& gpu) {
   RooflineEstimate r;
   const double B = double(w.B), N = double(w.N), d = double(w.d);
   const double flops = w.causal ? 2.0 * B * N * (N + 1.0) * d : 4.0 * B * N * N * d;
-  r.compute_s = flops / gpu.fp32_peak_flops();
-  r.dram_s = 16.0 * B * N * d / gpu.dram_bytes_per_s();
+  // fp32 data: the SIMT FP32 roof (the seed's baseline); 16-bit data: the tensor cores of that type.
+  const double tensor16 = gpu.tensor_flops_per_clock_per_sm(w.dtype) * gpu.sm_count * gpu.clock_hz();
+  r.compute_s = flops / (w.dtype != DType::Fp32 && tensor16 > 0 ? tensor16 : gpu.fp32_peak_flops());
+  r.dram_s = 4.0 * B * N * d * w.element_bytes() / gpu.dram_bytes_per_s();
   r.time_s = std::max(r.compute_s, r.dram_s);
   return r;
 }

@@ -32,7 +32,8 @@ double model_value(CounterTerm term, const Prediction& p) {
     case CounterTerm::SharedStIdeal: return c.smem_store_ideal;
     case CounterTerm::Ffma: return c.ffma;
     case CounterTerm::Xu: return c.exp;
-    case CounterTerm::Mma: return c.mma;
+    // The HMMA pipe's counter counts every mma.sync shape: TF32 m16n8k8 and bf16/fp16 m16n8k16.
+    case CounterTerm::Mma: return c.mma + c.mma16;
     case CounterTerm::WarpInstructions: return c.warp_instructions;
     case CounterTerm::L2ToSmSectors: return (c.l2_bytes() - c.l2_o_bytes) / 32.0;
     case CounterTerm::SharedPipeWaves: return c.shared_pipe_wavefronts;
@@ -50,6 +51,7 @@ std::optional<double> counter(const CounterObservation& o, const char* metric) {
 
 std::string group_of(const CounterTermInfo& t, const TileConfig& c) {
   std::string g = variant_name(c.variant);
+  if (c.dtype != DType::Fp32) g += std::string("/") + dtype_name(c.dtype);
   if (t.shared) g += std::string("/") + layout_name(c.layout);
   return g;
 }
@@ -78,7 +80,7 @@ const std::vector<CounterTermInfo>& counter_terms() {
       {CounterTerm::Xu, "xu", "smsp__thread_inst_executed_pipe_xu_pred_on.sum", nullptr,
        "exp per tile x visits + epilogue 1/l", false, nullptr},
       {CounterTerm::Mma, "mma", kTensorInstructionsMetric, nullptr,
-       "mma.sync per tile x computing (warp, tile) pairs / warps", false, nullptr, /*optional=*/true,
+       "mma.sync (TF32 m16n8k8 + bf16/fp16 m16n8k16) per tile x computing (warp, tile) pairs / warps", false, nullptr, /*optional=*/true,
        /*tensor_core_only=*/true},
       {CounterTerm::WarpInstructions, "warp_instructions", kWarpInstructionsMetric, nullptr,
        "FP32 + exp + shuffles + integer split / 32 + shared requests + mma + compiled extra", false, nullptr,

@@ -103,6 +103,8 @@ Counts count_work(const Workload& w, const GeometryAnalysis& g) {
   c.shuffles = t.shuffles * compute;
   c.int_logic = t.int_logic * compute;
   c.mma = t.mma * compute;
+  c.mma16 = t.mma16 * compute;
+  c.cvt = t.cvt * compute;
   c.barriers = t.barriers * visits;  // the whole block waits, skipping warps too
   for (const SiteAnalysis& s : g.sites) {
     // cp.async tile copies are the block's, issued before a warp's skip; its fragment reads
@@ -131,7 +133,8 @@ Counts count_work(const Workload& w, const GeometryAnalysis& g) {
   // mma.sync is one warp instruction each; the integer split one thread instruction per value.
   c.extra_warp_instructions = g.extra_warp_instructions_per_warp_tile * c.warp_tile_visits +
                               g.extra_warp_instructions_per_warp_block * double(g.warps_per_block) * blocks;
-  c.warp_instructions = (c.ffma + c.fp32_other + c.exp + c.shuffles + c.int_logic) / 32.0 + c.smem_requests + c.mma +
+  c.warp_instructions = (c.ffma + c.fp32_other + c.cvt + c.exp + c.shuffles + c.int_logic) / 32.0 + c.smem_requests +
+                        c.mma + c.mma16 +
                         c.extra_warp_instructions;
 
   // Tails are masked in global memory: only the rows that exist move. Q and O: each of the
@@ -146,7 +149,7 @@ Counts count_work(const Workload& w, const GeometryAnalysis& g) {
                                 double(c.tiles.last_tile_visits) * last_rows);
   // Whole tiles' worth: a partial tail tile's rows split like the full tile's first rows.
   c.l2_split_copy_bytes = 32.0 * (g.split_copy_sectors_per_kv_tile * visits + g.split_copy_sectors_per_block * blocks);
-  c.dram_compulsory_bytes = 4.0 * B * N * d * 4.0;
+  c.dram_compulsory_bytes = 4.0 * B * N * d * w.element_bytes();
   return c;
 }
 

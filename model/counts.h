@@ -45,6 +45,10 @@ struct Counts {
   // mma.sync m16n8k8 TF32 instructions, warp-level (kMmaM16n8k8Flops each; sm__inst_executed_
   // pipe_tensor_op_hmma.sum counts the same).
   double mma = 0;
+  // mma.sync m16n8k16 bf16/fp16 instructions, warp-level (kMmaM16n8k16Flops each; the same HMMA
+  // counter counts them), and the conversions that pack two fp32 values into a 16-bit pair
+  // (thread-level; F2FP, on the FP32 pipe's issue slots).
+  double mma16 = 0, cvt = 0;
   // (warp, K/V tile) pairs that run the tile's compute: warps x visits, less the tiles causal
   // masking lets a warp skip (GeometryAnalysis::warps_skip_masked_tiles). The per-tile compute
   // counts scale with it; barriers and cp.async tile copies (the whole block's) with visits.
@@ -69,15 +73,16 @@ struct Counts {
   // requests + mma, plus the compiled code's extra ones (extra_warp_instructions, from
   // GeometryAnalysis::extra_warp_instructions_per_*).
   double warp_instructions = 0, extra_warp_instructions = 0;
-  double mma_flops() const { return mma * kMmaM16n8k8Flops; }
+  double mma_flops() const { return mma * kMmaM16n8k8Flops; }        // TF32
+  double mma16_flops() const { return mma16 * kMmaM16n8k16Flops; }  // bf16 / fp16
   // Bytes between the SMs and L2: Q read once, O written once, K and V once per visited tile.
   double l2_q_bytes = 0, l2_kv_bytes = 0, l2_o_bytes = 0;
   // Sectors fetched again where a cp.async destination splits a global sector (geometry_analysis.h):
   // L2 hits that cross to the SM a second time; no DRAM traffic.
   double l2_split_copy_bytes = 0;
   double l2_bytes() const { return l2_q_bytes + l2_kv_bytes + l2_o_bytes + l2_split_copy_bytes; }
-  double dram_compulsory_bytes = 0;  // Q + K + V read once, O written once: 16 B N d bytes
-  double fp32_instructions() const { return ffma + fp32_other; }
+  double dram_compulsory_bytes = 0;  // Q + K + V read once, O written once: 4 B N d elements
+  double fp32_instructions() const { return ffma + fp32_other + cvt; }
 };
 
 Counts count_work(const Workload& w, const GeometryAnalysis& g);

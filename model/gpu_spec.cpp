@@ -16,6 +16,7 @@
 #include "kernels/traits/tile_config.h"
 #include "model/data_dir.h"
 #include "model/json_file.h"
+#include "model/text_check.h"
 
 namespace flashtune::model {
 namespace {
@@ -118,11 +119,15 @@ GpuSpec gpu_spec_from_json(const json& doc, const std::string& path) {
   if (nm == doc.end()) fail(path, "missing field 'name'");
   if (!nm->is_string()) fail(path, "field 'name' must be a string");
   s.name = nm->get<std::string>();
+  // The name and aliases reach the terminal: not empty, no control characters (model/text_check.h).
+  if (const auto why = name_problem(s.name)) fail(path, "field 'name' " + *why);
   if (auto al = doc.find("aliases"); al != doc.end()) {
     if (!al->is_array()) fail(path, "field 'aliases' must be an array of strings");
     for (const json& a : *al) {
       if (!a.is_string()) fail(path, "field 'aliases' must be an array of strings");
       s.aliases.push_back(a.get<std::string>());
+      if (const auto why = name_problem(s.aliases.back()))
+        fail(path, "field 'aliases[" + std::to_string(s.aliases.size() - 1) + "]' " + *why);
     }
   }
 
@@ -143,6 +148,10 @@ GpuSpec gpu_spec_from_json(const json& doc, const std::string& path) {
   s.sm_count = positive_int_figure(doc, path, "sm_count");
   s.sm_clock_base_mhz = positive_number_figure(doc, path, "sm_clock_base_mhz");
   s.sm_clock_boost_mhz = positive_number_figure(doc, path, "sm_clock_boost_mhz");
+  if (s.sm_clock_base_mhz > s.sm_clock_boost_mhz)
+    fail(path, "field 'sm_clock_base_mhz.value' = " + number_text(s.sm_clock_base_mhz) +
+                   " is above 'sm_clock_boost_mhz.value' = " + number_text(s.sm_clock_boost_mhz) +
+                   " (the base clock is the lower one)");
   s.fp32_lanes_per_sm = positive_int_figure(doc, path, "fp32_lanes_per_sm");
   s.sfu_ops_per_clock_per_sm = positive_int_figure(doc, path, "sfu_ops_per_clock_per_sm");
   s.warp_schedulers_per_sm = positive_int_figure(doc, path, "warp_schedulers_per_sm");
@@ -171,6 +180,11 @@ GpuSpec gpu_spec_from_json(const json& doc, const std::string& path) {
   s.dram_bandwidth_measured_gbs = optional_number_figure(doc, path, "dram_bandwidth_measured_gbs");
   s.fp32_measured_tflops = optional_number_figure(doc, path, "fp32_measured_tflops");
   s.tf32_measured_tflops = optional_number_figure(doc, path, "tf32_measured_tflops");
+  // Optional, so that a sheet written before 16-bit kernels existed still loads (no 16-bit rate).
+  for (auto [field, rate] : {std::pair{"bf16_tensor_flops_per_clock_per_sm", &s.bf16_tensor_flops_per_clock_per_sm},
+                             std::pair{"fp16_tensor_flops_per_clock_per_sm", &s.fp16_tensor_flops_per_clock_per_sm}}) {
+    *rate = doc.contains(field) ? nonnegative_number_figure(doc, path, field) : 0.0;
+  }
   if (s.compute_capability() < kTensorCoreMinComputeCapability && s.tf32_tensor_flops_per_clock_per_sm > 0)
     fail(path, "field 'tf32_tensor_flops_per_clock_per_sm.value' must be 0 below compute capability 8.0 (no TF32 "
                "tensor cores), the sheet says " + std::to_string(s.cc_major) + "." + std::to_string(s.cc_minor));
@@ -197,20 +211,41 @@ GpuSpec find_gpu_spec(const std::string& name, const std::string& dir) {
   const std::string want = lower(name);
   for (const std::string& stem : names)
     if (lower(stem) == want) return load_gpu_spec(dir + "/" + stem + ".json");
-  // Aliases live inside the files; a file that does not parse cannot claim an alias.
+  // Aliases live inside the files; a file that does not parse cannot claim an alias (and breaks no
+  // other GPU), but is named when nothing else claims the name. Two files claiming one alias are
+  // refused naming both, rather than the first in the listing winning.
+  std::vector<std::string> claimed_by, unreadable;
+  std::string first_error;
   for (const std::string& stem : names) {
+    const std::string file = dir + "/" + stem + ".json";
     try {
-      const json doc = parse_file(dir + "/" + stem + ".json");
+      const json doc = parse_file(file);
       if (auto al = doc.find("aliases"); al != doc.end() && al->is_array())
         for (const json& a : *al)
-          if (a.is_string() && lower(a.get<std::string>()) == want) return load_gpu_spec(dir + "/" + stem + ".json");
-    } catch (const std::runtime_error&) {
+          if (a.is_string() && lower(a.get<std::string>()) == want) {
+            claimed_by.push_back(file);
+            break;
+          }
+    } catch (const std::runtime_error& e) {
+      unreadable.push_back(stem);
+      // The file whose name holds the one asked for ("h200" in nvidia-h200.json) comes first.
+      if (first_error.empty() || lower(stem).find(want) != std::string::npos) first_error = e.what();
     }
   }
+  if (claimed_by.size() > 1)
+    throw std::runtime_error("GPU '" + printable(name) + "' is an alias in both " + claimed_by[0] + " and " + claimed_by[1] +
+                             " (remove it from one)");
+  if (claimed_by.size() == 1) return load_gpu_spec(claimed_by[0]);
+  // A file that could have named it but does not read: its own error, not "unknown GPU".
+  for (const std::string& stem : unreadable)
+    if (!want.empty() && lower(stem).find(want) != std::string::npos)
+      throw std::runtime_error(first_error + " (the spec of GPU '" + printable(name) + "'?)");
   std::string known;
   for (const std::string& stem : names) known += (known.empty() ? "" : ", ") + stem;
   if (known.empty()) known = "none: no *.json in " + dir;
-  throw std::runtime_error("unknown GPU '" + name + "' (known: " + known + ")");
+  std::string broken;
+  if (!unreadable.empty()) broken = "; " + std::to_string(unreadable.size()) + " unreadable, first: " + printable(first_error);
+  throw std::runtime_error("unknown GPU '" + printable(name) + "' (known: " + known + ")" + broken);
 }
 
 namespace {

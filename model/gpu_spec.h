@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kernels/traits/tile_config.h"
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,6 +27,11 @@ struct GpuSpec {
   // Dense TF32 tensor-core FLOPs per clock per SM at the datasheet rate (Hopper: the wgmma rate;
   // mma.sync reaches a fraction of it, Coefficients::tensor_efficiency). 0: no TF32 tensor cores.
   double tf32_tensor_flops_per_clock_per_sm = 0;
+  // Dense bf16 and fp16 tensor-core FLOPs per clock per SM with fp32 accumulation (what mma16's
+  // m16n8k16 .f32 instructions run at), at the datasheet rate. 0 or absent: none (Pascal; Turing
+  // has fp16 but no bf16). The same tensor_efficiency scales every element type.
+  double bf16_tensor_flops_per_clock_per_sm = 0;
+  double fp16_tensor_flops_per_clock_per_sm = 0;
 
   int smem_per_sm_bytes = 0;
   int smem_per_block_optin_bytes = 0;
@@ -57,6 +64,12 @@ struct GpuSpec {
   double fp32_peak_flops() const { return 2.0 * fp32_lanes_per_sm * sm_count * clock_hz(); }
   // Dense TF32 tensor-core FLOP/s at the boost clock (0: none).
   double tf32_tensor_peak_flops() const { return tf32_tensor_flops_per_clock_per_sm * sm_count * clock_hz(); }
+  // The tensor-core rate per clock per SM for an element type (fp32: the TF32 rate).
+  double tensor_flops_per_clock_per_sm(DType t) const {
+    return t == DType::Bf16   ? bf16_tensor_flops_per_clock_per_sm
+           : t == DType::Fp16 ? fp16_tensor_flops_per_clock_per_sm
+                              : tf32_tensor_flops_per_clock_per_sm;
+  }
   int compute_capability() const { return cc_major * 10 + cc_minor; }  // 90 for "9.0"
   double dram_bytes_per_s() const { return dram_bandwidth_gbs * 1e9; }
   double l2_bytes_per_s() const { return l2_bandwidth_gbs * 1e9; }

@@ -18,12 +18,12 @@ DramEstimate estimate_dram(const Workload& w, const TileConfig& c, const Counts&
   // batch-fastest, the same ranks of every other entry, B x together blocks.
   e.entries_in_flight = batch_fastest ? w.B : std::min<long long>(w.B, (R + Tr - 1) / Tr + 1);
   const double blocks_between = batch_fastest ? double(w.B) * double(together) : double(R);
-  const double kv_per_entry = 2.0 * double(w.N) * w.d * 4.0;
-  const double qo_per_block = 2.0 * double(c.Br) * w.d * 4.0;
+  const double kv_per_entry = 2.0 * double(w.N) * w.d * w.element_bytes();
+  const double qo_per_block = 2.0 * double(c.Br) * w.d * w.element_bytes();
   e.working_set_bytes = double(e.entries_in_flight) * kv_per_entry + blocks_between * qo_per_block;
   e.usable_l2_bytes = double(gpu.l2_bytes) * k.l2_capacity_fraction;
   e.reread_hit_fraction = e.working_set_bytes <= e.usable_l2_bytes ? 1.0 : e.usable_l2_bytes / e.working_set_bytes;
-  const double compulsory_kv = 2.0 * double(w.B) * double(w.N) * w.d * 4.0;
+  const double compulsory_kv = 2.0 * double(w.B) * double(w.N) * w.d * w.element_bytes();
   const double rereads = std::max(0.0, counts.l2_kv_bytes - compulsory_kv);
   e.sweeps_per_entry = together > 0 ? (Tr + together - 1) / together : 1;
   const double far_rereads = std::min(rereads, double(e.sweeps_per_entry - 1) * compulsory_kv);

@@ -111,9 +111,10 @@ std::optional<std::string> instruction_set_refusal(const TileConfig& c, const Gp
     return "needs TF32 tensor cores (compute capability >= " + std::to_string(kTensorCoreMinComputeCapability / 10) +
            "." + std::to_string(kTensorCoreMinComputeCapability % 10) + "); " + gpu.name + " is " +
            std::to_string(gpu.cc_major) + "." + std::to_string(gpu.cc_minor);
-  if (!(gpu.tf32_tensor_flops_per_clock_per_sm > 0))
-    return "needs TF32 tensor cores; the spec of " + gpu.name + " (" + gpu.file +
-           ") gives no tf32_tensor_flops_per_clock_per_sm";
+  const std::string type = c.dtype == DType::Fp32 ? "tf32" : dtype_name(c.dtype);
+  if (!(gpu.tensor_flops_per_clock_per_sm(c.dtype) > 0))
+    return "needs " + type + " tensor cores; the spec of " + gpu.name + " (" + gpu.file + ") gives no " + type +
+           "_tensor_flops_per_clock_per_sm";
   return std::nullopt;
 }
 
@@ -138,10 +139,14 @@ Prediction predict(const Workload& w, const GeometryAnalysis& g, const GpuSpec& 
   const double T = n.tiles.mean_tiles_per_block;
   BlockWork b{};
   b.fp32 = n.fp32_instructions() / blocks / (gpu.fp32_lanes_per_sm * clock * c.fp32_efficiency);
-  // mma.sync at the spec's TF32 rate times the one fitted efficiency (0 for SIMT kernels).
-  b.tensor = n.mma > 0 ? n.mma_flops() / blocks /
-                             (gpu.tf32_tensor_flops_per_clock_per_sm * clock * c.tensor_efficiency)
-                       : 0.0;
+  // mma.sync at the spec's rate for its element type times the one fitted efficiency (0 for SIMT
+  // kernels): TF32 m16n8k8 at the TF32 rate, bf16/fp16 m16n8k16 at the workload dtype's rate.
+  b.tensor = 0.0;
+  if (n.mma > 0)
+    b.tensor += n.mma_flops() / blocks / (gpu.tf32_tensor_flops_per_clock_per_sm * clock * c.tensor_efficiency);
+  if (n.mma16 > 0)
+    b.tensor += n.mma16_flops() / blocks /
+                (gpu.tensor_flops_per_clock_per_sm(g.config.dtype) * clock * c.tensor_efficiency);
   b.sfu = n.exp / blocks / (gpu.sfu_ops_per_clock_per_sm * clock * c.sfu_efficiency);
   b.shared = n.shared_pipe_wavefronts / blocks / (gpu.smem_wavefronts_per_clock_per_sm * clock * c.smem_efficiency);
   b.issue = (1.0 + c.issue_overhead) * n.warp_instructions / blocks /

@@ -49,7 +49,7 @@ std::string profile_to_csv(const Profile& p) {
   for (const Measurement& m : p.measurements)
     for (const auto& kv : m.counters) counter_names.insert(kv.first);
   std::ostringstream out;
-  out << "gpu,workload,B,N,d,causal,config,variant,Br,Bc,layout,status,reason,rel_l2,max_abs,median_ms,min_ms,mean_ms,"
+  out << "gpu,workload,B,N,d,causal,dtype,config,variant,Br,Bc,layout,stages,q_smem,status,reason,rel_l2,max_abs,median_ms,min_ms,mean_ms,"
          "stdev_ms,rel_stdev,samples,dropped,sm_clock_mhz,tflops,registers,static_smem,dynamic_smem,local_bytes,"
          "threads,best,counters_status";
   for (const std::string& c : counter_names) out << "," << csv_field(c);
@@ -59,14 +59,16 @@ std::string profile_to_csv(const Profile& p) {
     const auto tile = parse_config_name(m.config);
     out << csv_field(p.gpu.spec) << "," << csv_field(m.workload) << ",";
     if (w)
-      out << w->workload.B << "," << w->workload.N << "," << w->workload.d << "," << (w->workload.causal ? 1 : 0) << ",";
+      out << w->workload.B << "," << w->workload.N << "," << w->workload.d << "," << (w->workload.causal ? 1 : 0) << ","
+          << dtype_name(w->workload.dtype) << ",";
     else
-      out << ",,,,";
+      out << ",,,,,";
     out << csv_field(m.config) << ",";
     if (tile)
-      out << variant_name(tile->variant) << "," << tile->Br << "," << tile->Bc << "," << layout_name(tile->layout) << ",";
+      out << variant_name(tile->variant) << "," << tile->Br << "," << tile->Bc << "," << layout_name(tile->layout) << ","
+          << tile->stages << "," << (tile->q_smem ? 1 : 0) << ",";
     else
-      out << ",,,,";
+      out << ",,,,,,";
     out << m.status << "," << csv_field(m.reason) << ",";
     if (m.verify)
       out << number(m.verify->rel_l2) << "," << number(m.verify->max_abs) << ",";
@@ -115,12 +117,15 @@ ordered_json profile_to_t4(const Profile& p) {
       conf["N"] = w->workload.N;
       conf["d"] = w->workload.d;
       conf["causal"] = w->workload.causal;
+      conf["dtype"] = dtype_name(w->workload.dtype);
     }
     if (tile) {
       conf["variant"] = variant_name(tile->variant);
       conf["Br"] = tile->Br;
       conf["Bc"] = tile->Bc;
       conf["layout"] = layout_name(tile->layout);
+      conf["stages"] = tile->stages;
+      conf["q_smem"] = tile->q_smem;
     }
     conf["config"] = m.config;
     r["configuration"] = conf;

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "model/json_file.h"
+#include "model/text_check.h"
 #include "profile/output_file.h"
 #include "profile/profile_check.h"
 #include "profile/profile_journal.h"
@@ -187,7 +188,7 @@ Measurement read_measurement(const Reader& r, const json& m, const std::string& 
 
 ordered_json workload_json(const NamedWorkload& w) {
   ordered_json j = {{"name", w.name}, {"B", w.workload.B}, {"N", w.workload.N}, {"d", w.workload.d},
-                    {"causal", w.workload.causal}};
+                    {"causal", w.workload.causal}, {"dtype", dtype_name(w.workload.dtype)}};
   put_extra(j, w.extra);
   return j;
 }
@@ -338,8 +339,9 @@ Profile profile_from_json(const json& doc, const std::string& source) {
   const Reader r{source};
   if (!doc.is_object()) r.fail("top level must be a JSON object");
   const json& version = r.field(doc, "schema_version", "");
-  if (!json_integer_in(version, kProfileSchemaVersion, kProfileSchemaVersion))
-    r.fail("field 'schema_version' must be " + std::to_string(kProfileSchemaVersion) + " (got " + version.dump() + ")");
+  if (!json_integer_in(version, kOldestProfileSchemaVersion, kProfileSchemaVersion))
+    r.fail("field 'schema_version' must be " + std::to_string(kOldestProfileSchemaVersion) + " to " +
+           std::to_string(kProfileSchemaVersion) + " (got " + version.dump() + ")");
   if (r.str(doc, "kind", "") != kProfileKind)
     r.fail("field 'kind' must be \"" + std::string(kProfileKind) + "\"");
   Profile p;
@@ -357,15 +359,21 @@ Profile profile_from_json(const json& doc, const std::string& source) {
     if (!ws[i].is_object()) r.fail("field 'workloads[" + std::to_string(i) + "]' must be an object");
     NamedWorkload w;
     w.name = r.str(ws[i], "name", at);
+    if (const auto why = name_problem(w.name)) r.fail("field '" + at + "name' " + *why);  // reaches the terminal
     w.workload.B = r.integer(ws[i], "B", at);
     w.workload.N = r.integer(ws[i], "N", at);
     w.workload.d = r.small_integer(ws[i], "d", at);
     const json& causal = r.field(ws[i], "causal", at);
     if (!causal.is_boolean()) r.fail("field '" + at + "causal' must be true or false");
     w.workload.causal = causal.get<bool>();
+    if (const auto dt = ws[i].find("dtype"); dt != ws[i].end()) {
+      const auto parsed = dt->is_string() ? parse_dtype(dt->get<std::string>()) : std::nullopt;
+      if (!parsed) r.fail("field '" + at + "dtype' = " + dt->dump() + ": " + unknown_dtype_message(dt->is_string() ? dt->get<std::string>() : dt->dump()));
+      w.workload.dtype = *parsed;
+    }
     if (w.workload.B < 1 || w.workload.N < 1 || w.workload.d < 1) r.fail("field '" + at + "B/N/d' must be >= 1");
     if (!names.insert(w.name).second) r.fail("workload '" + w.name + "' listed twice");
-    w.extra = unknown_fields(ws[i], {"name", "B", "N", "d", "causal"});
+    w.extra = unknown_fields(ws[i], {"name", "B", "N", "d", "causal", "dtype"});
     p.workloads.push_back(w);
   }
   const json& ms = r.array(doc, "measurements", "");

@@ -19,7 +19,11 @@
 
 namespace flashtune {
 
-inline constexpr int kProfileSchemaVersion = 1;
+// 2: each workload may name its element type ("dtype": fp32, bf16 or fp16; absent = fp32). Version 1
+// files have no dtype and load unchanged as fp32. Later workload dimensions (the K/V length and head
+// counts of inference shapes) follow the same rule: optional, with the default that version 1 meant.
+inline constexpr int kProfileSchemaVersion = 2;
+inline constexpr int kOldestProfileSchemaVersion = 1;
 inline constexpr const char* kProfileKind = "flashtune-profile";
 
 // A profile file is malformed or does not fit the schema; what() names the file and the field.

@@ -120,6 +120,9 @@ struct Checker {
     if (w != workloads.end() && config->d != w->second.d)
       fail(at + "config", "= '" + m.config + "': has d=" + std::to_string(config->d) + " but workload '" + m.workload +
                               "' has d=" + std::to_string(w->second.d));
+    if (w != workloads.end() && config->dtype != w->second.dtype)
+      fail(at + "config", "= '" + m.config + "': takes " + dtype_name(config->dtype) + " operands but workload '" +
+                              m.workload + "' is " + dtype_name(w->second.dtype));
     if (m.verify) {
       number(FT_ROW("measurements[].verify.rel_l2"), at + "verify.rel_l2", m.verify->rel_l2);
       number(FT_ROW("measurements[].verify.max_abs"), at + "verify.max_abs", m.verify->max_abs);

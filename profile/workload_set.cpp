@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/json_file.h"
+#include "model/text_check.h"
 #include "model/workload_limits.h"
 
 namespace flashtune {
@@ -44,8 +45,9 @@ WorkloadSet workload_set_from_json(const json& doc, const std::string& path) {
   if (!doc.is_object()) fail(path, "top level must be a JSON object");
   const auto version = doc.find("schema_version");
   if (version == doc.end()) fail(path, "missing field 'schema_version'");
-  if (!json_integer_in(*version, 1, 1))
-    fail(path, "field 'schema_version' must be 1 (got " + version->dump() + ")");
+  // 2 adds the optional "dtype" per workload (absent: fp32), so a version 1 file reads unchanged.
+  if (!json_integer_in(*version, 1, 2))
+    fail(path, "field 'schema_version' must be 1 or 2 (got " + version->dump() + ")");
   WorkloadSet set;
   set.file = path;
   for (const char* key : {"name", "description"}) {
@@ -68,6 +70,7 @@ WorkloadSet workload_set_from_json(const json& doc, const std::string& path) {
     if (!name->is_string() || name->get<std::string>().empty())
       fail(path, "field '" + at + ".name' must be a non-empty string");
     nw.name = name->get<std::string>();
+    if (const auto why = name_problem(nw.name)) fail(path, "field '" + at + ".name' " + *why);  // reaches the terminal
     if (!seen.emplace(nw.name, i).second)
       fail(path, "workload name '" + nw.name + "' appears twice (workloads[" + std::to_string(seen[nw.name]) +
                      "] and " + at + ")");
@@ -79,9 +82,17 @@ WorkloadSet workload_set_from_json(const json& doc, const std::string& path) {
       if (!causal->is_boolean()) fail(path, "field '" + at + ".causal' must be true or false");
       nw.workload.causal = causal->get<bool>();
     }
+    if (const auto dt = item.find("dtype"); dt != item.end()) {
+      const auto parsed = dt->is_string() ? parse_dtype(dt->get<std::string>()) : std::nullopt;
+      if (!parsed)
+        fail(path, "field '" + at + ".dtype' = " + dt->dump() + ": " +
+                       unknown_dtype_message(dt->is_string() ? dt->get<std::string>() : dt->dump()));
+      nw.workload.dtype = *parsed;
+    }
     for (auto it = item.begin(); it != item.end(); ++it)
-      if (it.key() != "name" && it.key() != "B" && it.key() != "N" && it.key() != "d" && it.key() != "causal")
-        fail(path, "unknown field '" + at + "." + it.key() + "' (known: name, B, N, d, causal)");
+      if (it.key() != "name" && it.key() != "B" && it.key() != "N" && it.key() != "d" && it.key() != "causal" &&
+          it.key() != "dtype")
+        fail(path, "unknown field '" + at + "." + it.key() + "' (known: name, B, N, d, causal, dtype)");
     if (const auto why = model::workload_limit_error(nw.workload)) fail(path, at + ": " + *why);
     set.workloads.push_back(nw);
   }
@@ -90,16 +101,16 @@ WorkloadSet workload_set_from_json(const json& doc, const std::string& path) {
 
 std::string default_workload_name(const Workload& w) {
   return "b" + std::to_string(w.B) + "_n" + std::to_string(w.N) + "_d" + std::to_string(w.d) +
-         (w.causal ? "_causal" : "");
+         (w.causal ? "_causal" : "") + (w.dtype != DType::Fp32 ? std::string("_") + dtype_name(w.dtype) : "");
 }
 
 bool same_dimensions(const Workload& a, const Workload& b) {
-  return a.B == b.B && a.N == b.N && a.d == b.d && a.causal == b.causal;
+  return a.B == b.B && a.N == b.N && a.d == b.d && a.causal == b.causal && a.dtype == b.dtype;
 }
 
 std::string describe_workload(const Workload& w) {
   return "B=" + std::to_string(w.B) + " N=" + std::to_string(w.N) + " d=" + std::to_string(w.d) +
-         (w.causal ? " causal" : " non-causal");
+         (w.causal ? " causal" : " non-causal") + (w.dtype != DType::Fp32 ? std::string(" ") + dtype_name(w.dtype) : "");
 }
 
 std::vector<NamedWorkload> merge_workloads(const std::vector<WorkloadSet>& sets) {

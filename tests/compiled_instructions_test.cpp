@@ -114,8 +114,11 @@ TEST(CompiledInstructionFit, RecoversAKnownSplitAndLeavesOutUnderdeterminedConfi
 TEST(CompiledInstructionTable, ShippedTableMatchesTheInstructionCounter) {
   ASSERT_FALSE(shipped_compiled_instruction_table().empty());
   EXPECT_EQ(shipped_compiled_instruction_table().configs.size(), 149u);  // the full kernel set
+  // Every fp32 config; the 16-bit family has no instruction-counter profile yet, so the model
+  // counts its traits alone (lookup: no entry, no variant share -> no extra instructions).
   for (const TileConfig& c : compiled_tile_configs())
-    EXPECT_EQ(shipped_compiled_instruction_table().configs.count(c.name()), 1u) << c.name();
+    if (c.dtype == DType::Fp32)
+      EXPECT_EQ(shipped_compiled_instruction_table().configs.count(c.name()), 1u) << c.name();
   const plots::PlotProfile profile = plots::load_plot_profile(FLASHTUNE_INSTRUCTION_PROFILE);
   const std::vector<CounterObservation> obs = plots::counter_observations(profile);
   ASSERT_EQ(obs.size(), 412u);

@@ -33,7 +33,7 @@ TEST(ConfigSelect, UnsupportedHeadDimListsCompiled) {
 
 TEST(ConfigSelect, UnknownNamesListTheKnownOnes) {
   EXPECT_EQ(usage_error_of([] { parse_variant_or_throw("row_fast"); }),
-            "unknown variant 'row_fast' (known: row_smem, row_reg, warp_groups, regtile_2d, mma_3xtf32, mma_1xtf32)");
+            "unknown variant 'row_fast' (known: row_smem, row_reg, warp_groups, regtile_2d, mma_3xtf32, mma_1xtf32, mma16)");
   EXPECT_EQ(usage_error_of([] { parse_precision_or_throw("fp16"); }), "unknown precision 'fp16' (known: fp32, tf32)");
   EXPECT_EQ(parse_precision_or_throw("tf32"), Precision::Tf32);
   EXPECT_EQ(parse_precision_or_throw("fp32"), Precision::Fp32);
@@ -56,9 +56,13 @@ TEST(ConfigSelect, RequestFieldsAreHonoured) {
     r.Br = c.Br;
     r.Bc = c.Bc;
     r.layout = c.layout;
+    r.dtype = c.dtype;
+    r.stages = c.stages;
+    r.q_smem = c.q_smem;
     EXPECT_EQ(select_config(c.d, r, compiled_configs().front()), c) << c.name();
     ConfigRequest only_variant;
     only_variant.precision = variant_precision(c.variant);
+    only_variant.dtype = c.dtype;
     only_variant.variant = c.variant;
     const TileConfig picked = select_config(c.d, only_variant, compiled_configs().front());
     EXPECT_EQ(picked.variant, c.variant);

@@ -161,8 +161,9 @@ TEST(Profile, BestIsTheFastestOkMeasurement) {
 
 TEST(Profile, FileFollowsTheAgreedSchema) {
   const auto j = nlohmann::json::parse(profile_text(sample_profile()));
-  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_EQ(j["schema_version"], 2);
   EXPECT_EQ(j["kind"], "flashtune-profile");
+  for (const auto& w : j["workloads"]) EXPECT_EQ(w["dtype"], "fp32") << w.dump();
   for (const char* k : {"name", "spec", "sm_count", "cc", "sm_clock_max_mhz", "mem_clock_mhz", "l2_bytes", "driver",
                         "cuda_runtime", "device_index"})
     EXPECT_TRUE(j["gpu"].contains(k)) << k;
@@ -198,6 +199,51 @@ TEST(Profile, KeepsFieldsItDoesNotKnow) {
   EXPECT_DOUBLE_EQ(again["fit_report"]["rmse_log"].get<double>(), 0.12);
 }
 
+// Schema 2 added the workload's dtype: a version 1 profile (no dtype anywhere) loads unchanged, as
+// fp32; a 16-bit workload and its configs round-trip; an unknown dtype, or a config of another
+// dtype than its workload, is refused naming the field.
+TEST(Profile, Version1LoadsAsFp32AndDtypeRoundTrips) {
+  TempDir dir;
+  auto v1 = nlohmann::json::parse(profile_text(sample_profile()));
+  v1["schema_version"] = 1;
+  for (auto& w : v1["workloads"]) w.erase("dtype");
+  write_text(dir.file("v1.json"), v1.dump());
+  const Profile old = load_profile(dir.file("v1.json"));
+  ASSERT_EQ(old.workloads.size(), 2u);
+  for (const NamedWorkload& w : old.workloads) EXPECT_EQ(w.workload.dtype, DType::Fp32) << w.name;
+  EXPECT_EQ(old.measurements.size(), 4u);
+
+  Profile p = sample_profile();
+  p.workloads[0].workload.dtype = DType::Bf16;
+  int stages = 2;  // one compiled bf16 config per t10 measurement
+  for (Measurement& m : p.measurements)
+    if (m.workload == p.workloads[0].name) m.config = "mma16/d64/br128xbc64/swizzled/bf16/s" + std::to_string(stages++);
+  recompute_best(p);
+  write_profile_atomic(dir.file("bf16.json"), p);
+  const Profile q = load_profile(dir.file("bf16.json"));
+  EXPECT_EQ(q.workloads[0].workload.dtype, DType::Bf16);
+  EXPECT_EQ(q.workloads[1].workload.dtype, DType::Fp32);
+
+  auto bad = nlohmann::json::parse(profile_text(p));
+  bad["workloads"][0]["dtype"] = "fp8";
+  write_text(dir.file("fp8.json"), bad.dump());
+  try {
+    load_profile(dir.file("fp8.json"));
+    ADD_FAILURE() << "fp8 accepted";
+  } catch (const ProfileError& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown dtype 'fp8' (known: fp32, bf16, fp16)"), std::string::npos) << e.what();
+  }
+  auto mixed = nlohmann::json::parse(profile_text(p));
+  mixed["workloads"][0]["dtype"] = "fp16";
+  write_text(dir.file("mixed.json"), mixed.dump());
+  try {
+    load_profile(dir.file("mixed.json"));
+    ADD_FAILURE() << "a bf16 config under an fp16 workload accepted";
+  } catch (const ProfileError& e) {
+    EXPECT_NE(std::string(e.what()).find("takes bf16 operands"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Profile, RejectsBadFieldsNamingThem) {
   TempDir dir;
   const std::string path = dir.file("bad.json");
@@ -213,8 +259,10 @@ TEST(Profile, RejectsBadFieldsNamingThem) {
   };
   const auto good = nlohmann::json::parse(profile_text(sample_profile()));
   auto j = good;
-  j["schema_version"] = 2;
-  expect_error(j, "'schema_version' must be 1");
+  j["schema_version"] = 3;
+  expect_error(j, "'schema_version' must be 1 to 2");
+  j["schema_version"] = 0;
+  expect_error(j, "'schema_version' must be 1 to 2");
   j = good;
   j["measurements"][1]["status"] = "fast";
   expect_error(j, "measurements[1].status");
@@ -238,10 +286,14 @@ TEST(Profile, RejectsBadFieldsNamingThem) {
   EXPECT_THROW(load_profile(dir.file("missing.json")), ProfileError);
 }
 
-TEST(Profile, AtomicWriteLeavesNoTempFileAndCreatesTheFolder) {
+TEST(Profile, AtomicWriteLeavesNoTempFileAndCreatesNoFolder) {
   TempDir dir;
   const std::string path = dir.file("sub/folder/p.json");
   Profile p = sample_profile();
+  // No writer creates folders (profile/output_file.h, issue 27): refused, nothing made.
+  EXPECT_THROW(write_profile_atomic(path, p), ProfileError);
+  EXPECT_FALSE(fs::exists(dir.file("sub")));
+  fs::create_directories(fs::path(path).parent_path());
   write_profile_atomic(path, p);
   p.measurements.pop_back();
   write_profile_atomic(path, p);
@@ -297,6 +349,26 @@ TEST(WorkloadSet, ReadsTheShippedFiles) {
   const WorkloadSet seeds = load_workload_set(std::string(FLASHTUNE_SOURCE_DIR) + "/configs/workloads/seed_cases.json");
   EXPECT_EQ(seeds.workloads[0].name, "t10");
   EXPECT_EQ(seeds.workloads[0].workload.B, 10);
+}
+
+TEST(WorkloadSet, DtypeIsOptionalAndChecked) {
+  TempDir dir;
+  const std::string path = dir.file("w.json");
+  write_text(path, R"({"schema_version": 2, "workloads": [{"name": "a", "B": 1, "N": 8, "d": 64, "dtype": "bf16"},
+                                                          {"name": "b", "B": 1, "N": 8, "d": 64}]})");
+  const WorkloadSet set = load_workload_set(path);
+  EXPECT_EQ(set.workloads[0].workload.dtype, DType::Bf16);
+  EXPECT_EQ(set.workloads[1].workload.dtype, DType::Fp32);
+  EXPECT_EQ(default_workload_name(set.workloads[0].workload), "b1_n8_d64_bf16");
+  EXPECT_FALSE(same_dimensions(set.workloads[0].workload, set.workloads[1].workload));
+  write_text(path, R"({"schema_version": 2, "workloads": [{"name": "a", "B": 1, "N": 8, "d": 64, "dtype": "int8"}]})");
+  try {
+    load_workload_set(path);
+    ADD_FAILURE() << "int8 accepted";
+  } catch (const WorkloadFileError& e) {
+    EXPECT_NE(std::string(e.what()).find("workloads[0].dtype"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("unknown dtype 'int8'"), std::string::npos) << e.what();
+  }
 }
 
 TEST(WorkloadSet, ErrorsNameTheFileAndField) {

@@ -9,8 +9,9 @@ namespace flashtune {
 namespace {
 
 bool matches(const TileConfig& c, int d, const ConfigRequest& r) {
-  return c.d == d && precision_admits(r.precision, c.variant) && (!r.variant || c.variant == *r.variant) &&
-         (!r.Br || c.Br == *r.Br) && (!r.Bc || c.Bc == *r.Bc) && (!r.layout || c.layout == *r.layout);
+  return c.d == d && c.dtype == r.dtype && precision_admits(r.precision, c.variant) && (!r.variant || c.variant == *r.variant) &&
+         (!r.Br || c.Br == *r.Br) && (!r.Bc || c.Bc == *r.Bc) && (!r.layout || c.layout == *r.layout) &&
+         (!r.stages || c.stages == *r.stages) && (!r.q_smem || c.q_smem == *r.q_smem);
 }
 
 std::string describe_request(int d, const ConfigRequest& r) {
@@ -19,6 +20,9 @@ std::string describe_request(int d, const ConfigRequest& r) {
   s += "/br" + (r.Br ? std::to_string(*r.Br) : std::string("*"));
   s += "xbc" + (r.Bc ? std::to_string(*r.Bc) : std::string("*"));
   s += "/" + std::string(r.layout ? layout_name(*r.layout) : "*");
+  if (r.dtype != DType::Fp32) s += std::string("/") + dtype_name(r.dtype);
+  if (r.stages) s += "/s" + std::to_string(*r.stages);
+  if (r.q_smem && *r.q_smem) s += "/qsmem";
   return s;
 }
 
@@ -84,12 +88,21 @@ std::vector<TileConfig> matching_configs(int d, const ConfigRequest& request) {
 TileConfig select_config(int d, const ConfigRequest& request, const TileConfig& default_config) {
   require_compiled_head_dim(d);
   if (request.variant) require_precision(*request.variant, request.precision);
+  if (request.named && request.named->d != d)
+    throw UsageError("config " + request.named->name() + " is built for d=" + std::to_string(request.named->d) +
+                     ", the workload has d=" + std::to_string(d));
+  if (request.named && request.named->dtype != request.dtype)
+    throw UsageError("config " + request.named->name() + " takes " + dtype_name(request.named->dtype) +
+                     " operands, the workload is " + dtype_name(request.dtype) + " (--dtype)");
   TileConfig wanted = default_config;
   wanted.d = d;
   if (request.variant) wanted.variant = *request.variant;
   if (request.Br) wanted.Br = *request.Br;
   if (request.Bc) wanted.Bc = *request.Bc;
   if (request.layout) wanted.layout = *request.layout;
+  wanted.dtype = request.dtype;
+  if (request.stages) wanted.stages = *request.stages;
+  if (request.q_smem) wanted.q_smem = *request.q_smem;
   const std::vector<TileConfig> candidates = matching_configs(d, request);
   if (std::find(candidates.begin(), candidates.end(), wanted) != candidates.end()) return wanted;
   if (!candidates.empty()) return candidates.front();
@@ -103,10 +116,12 @@ TileConfig select_config(int d, const ConfigRequest& request, const TileConfig& 
   std::string compiled;
   ConfigRequest any_of_precision;
   any_of_precision.precision = request.precision;
+  any_of_precision.dtype = request.dtype;
   for (const TileConfig& c : matching_configs(d, any_of_precision))
     compiled += (compiled.empty() ? "" : ", ") + c.name();
-  throw UsageError("config " + describe_request(d, request) + " is not compiled (compiled for d=" +
-                   std::to_string(d) + ": " + compiled + ")");
+  throw UsageError("config " + describe_request(d, request) + " is not compiled (compiled for d=" + std::to_string(d) +
+                   (request.dtype != DType::Fp32 ? std::string(" in ") + dtype_name(request.dtype) : "") + ": " +
+                   (compiled.empty() ? "none" : compiled) + ")");
 }
 
 }  // namespace flashtune

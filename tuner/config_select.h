@@ -24,8 +24,12 @@ struct ConfigRequest {
   std::optional<Variant> variant;
   std::optional<int> Br, Bc;
   std::optional<Layout> layout;
+  std::optional<int> stages;   // pipeline depth, where the variant makes it a knob
+  std::optional<bool> q_smem;  // Q re-read from shared memory, where the variant makes it a knob
+  std::optional<TileConfig> named;  // --config NAME: the whole config, its d and dtype included
   Precision precision = Precision::Fp32;
-  bool any() const { return variant || Br || Bc || layout; }
+  DType dtype = DType::Fp32;  // the workload's element type: only configs of it match
+  bool any() const { return variant || Br || Bc || layout || stages || q_smem; }
 };
 
 // "32, 64, 128"

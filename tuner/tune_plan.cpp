@@ -22,7 +22,7 @@ const char* strategy_name(TuneStrategy s) { return s == TuneStrategy::Model ? "m
 std::vector<TileConfig> configs_for(const Workload& w, const std::vector<TileConfig>& configs) {
   std::vector<TileConfig> out;
   for (const TileConfig& c : configs)
-    if (c.d == w.d) out.push_back(c);
+    if (c.d == w.d && c.dtype == w.dtype) out.push_back(c);
   return out;
 }
 
@@ -58,6 +58,7 @@ TunePlan make_plan(const std::vector<NamedWorkload>& workloads, const std::vecto
     const std::vector<TileConfig> mine = configs_for(nw.workload, admitted);
     if (mine.empty())
       throw PlanError(nw.name + ": no compiled config implements d=" + std::to_string(nw.workload.d) +
+                      (nw.workload.dtype != DType::Fp32 ? std::string(" in ") + dtype_name(nw.workload.dtype) : "") +
                       " (compiled d: " + compiled_dims(admitted) + ")");
     if (options.strategy == TuneStrategy::Exhaustive) {
       for (const TileConfig& c : mine) plan.pairs.push_back({wi, c, 0});

@@ -243,4 +243,12 @@ struct Workload {
   }
 };
 
+// Whether config c can serve workload w at the accuracy asked for: its head dimension and element
+// type are the workload's, and the precision admits its variant. The one rule every chooser applies
+// (the tune plan, predict --all, the dispatcher, Python's rank): a 16-bit config never serves fp32
+// data, nor an fp32 config 16-bit data.
+constexpr bool config_serves(const TileConfig& c, const Workload& w, Precision p) {
+  return c.d == w.d && c.dtype == w.dtype && precision_admits(p, c.variant);
+}
+
 }  // namespace flashtune
