@@ -51,7 +51,19 @@ bool check_paths(const MergeOptions& o) {
   }
   bool out_is_input = false;
   for (const std::string& in : o.inputs) {
-    if (!std::filesystem::is_regular_file(in)) throw CommandError{kExitUsage, "unknown profile " + in};
+    if (!std::filesystem::is_regular_file(in)) {
+      // Say what it is: a folder or a FIFO was reported as "unknown profile".
+      std::error_code ec;
+      const auto type = std::filesystem::status(in, ec).type();
+      using std::filesystem::file_type;
+      const std::string what = type == file_type::not_found   ? "no such file"
+                               : type == file_type::directory ? "is a folder, not a profile (give the .json files in it)"
+                               : type == file_type::fifo      ? "is a FIFO, not a profile"
+                               : type == file_type::character || type == file_type::block ? "is a device, not a profile"
+                               : type == file_type::socket    ? "is a socket, not a profile"
+                                                              : "is not a regular file";
+      throw CommandError{kExitUsage, in + ": " + what};
+    }
     if (same_file(in, o.out)) {
       out_is_input = true;
       continue;  // its lock is taken below, which refuses a writer just the same
@@ -161,6 +173,11 @@ int merge_command(const MergeOptions& o) {
   if (o.inputs.empty()) throw CommandError{kExitUsage, "nothing to merge: give the profiles, then --out P.json"};
   if (o.list < 0) throw CommandError{kExitUsage, "list=" + std::to_string(o.list) + ": must be >= 0"};
   if (plan_requested(o.plan)) validate_plan_options(o.plan);
+  else if (o.plan.top_k || o.plan.strategy != "exhaustive") {  // were silently ignored without a plan
+    validate_plan_options(o.plan);  // --top-k without --strategy model: "--top-k goes with --strategy model"
+    throw CommandError{kExitUsage, "--strategy and --top-k describe the plan merge checks coverage against: give "
+                                   "--workloads (or --B, --N and --d) too"};
+  }
   else if (o.require_complete)
     throw CommandError{kExitUsage, "--require-complete needs the plan: give --workloads (and --strategy, ...) as to tune"};
   // An output that is an input is locked from its read to the write (a tune's pairs written in

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "cli_numbers.h"
 #include "commands.h"
 #include "exit_codes.h"
 #include "plot_options.h"
@@ -33,10 +34,10 @@ int plot_command(const PlotOptions& o) {
   } catch (const OutputError& e) {
     // A file that could not be written (full disk, file-size limit, read-only): the previous one is
     // unchanged.
-    std::fprintf(stderr, "%s\n", e.what());
+    std::fprintf(stderr, "flashtune plot: %s\n", printable(e.what()).c_str());
     return kExitFailure;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s\n", e.what());
+    std::fprintf(stderr, "flashtune plot: %s\n", printable(e.what()).c_str());
     return kExitUsage;
   }
   return kExitOk;

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "cli_numbers.h"
 #include "commands.h"
 #include "exit_codes.h"
 #include "plot_options.h"
@@ -26,7 +27,7 @@ int report_command(const PlotOptions& o) {
     try {
       require_outputs_apart({{"--profile", o.profile}}, {{"--out", path}});
     } catch (const OutputError& e) {
-      std::fprintf(stderr, "%s\n", e.what());
+      std::fprintf(stderr, "flashtune report: %s\n", printable(e.what()).c_str());
       return kExitUsage;
     }
     const plots::PlotSession s = plots::open_plot_session(o.profile, o.gpu_spec);
@@ -44,7 +45,7 @@ int report_command(const PlotOptions& o) {
     if (plots::find_gnuplot()) {
       in.plots = plots::draw_session(s, o.out, o.heatmaps);
     } else {
-      std::fprintf(stderr, "%s; writing the report without plots\n", plots::gnuplot_missing_message());
+      std::fprintf(stderr, "flashtune report: %s; writing the report without plots\n", plots::gnuplot_missing_message());
       in.plots_note = std::string("No plots: ") + plots::gnuplot_missing_message() + ".";
     }
     write_output_atomic(path, plots::render_report(in));
@@ -52,10 +53,10 @@ int report_command(const PlotOptions& o) {
   } catch (const OutputError& e) {
     // A file that could not be written (full disk, file-size limit, read-only): the previous one is
     // unchanged.
-    std::fprintf(stderr, "%s\n", e.what());
+    std::fprintf(stderr, "flashtune report: %s\n", printable(e.what()).c_str());
     return kExitFailure;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s\n", e.what());
+    std::fprintf(stderr, "flashtune report: %s\n", printable(e.what()).c_str());
     return kExitUsage;
   }
   return kExitOk;

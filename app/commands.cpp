@@ -4,6 +4,7 @@
 #include <exception>
 #include <utility>
 
+#include "cli_numbers.h"
 #include "exit_codes.h"
 
 namespace flashtune::app {
@@ -21,10 +22,11 @@ void set_reporting_action(const char* command, std::function<int()> body) {
     try {
       return body();
     } catch (const CommandError& e) {
+      // Control characters from a file or the command line are written as \xNN, never raw.
       if (e.code == kExitNoDevice)
-        std::fprintf(stderr, "%s\n", e.message.c_str());
+        std::fprintf(stderr, "%s\n", printable(e.message).c_str());
       else
-        std::fprintf(stderr, "flashtune %s: %s\n", command, e.message.c_str());
+        std::fprintf(stderr, "flashtune %s: %s\n", command, printable(e.message).c_str());
       return e.code;
     }
   });
@@ -35,7 +37,7 @@ int run_selected() {
   try {
     return selected()();
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "flashtune: error: %s\n", e.what());
+    std::fprintf(stderr, "flashtune: error: %s\n", printable(e.what()).c_str());
     return kExitFailure;
   }
 }

@@ -67,8 +67,17 @@ int main(int argc, char** argv) {
   }
   try {
     app.parse(argc, argv);
+  } catch (const CLI::ConversionError& e) {
+    // Past the strict check, an integer CLI11 cannot convert is beyond the option's 32-bit type.
+    std::fprintf(stderr, "flashtune: %s\n", flashtune::app::conversion_error_text(e.what()).c_str());
+    return flashtune::app::kExitUsage;
   } catch (const CLI::ParseError& e) {
-    return checked_stdout(app.exit(e) == 0 ? flashtune::app::kExitOk : flashtune::app::kExitUsage);
+    // --help prints as CLI11 writes it; a refused value is one line like every other error (CLI11
+    // adds "Run with --help for more information."), control characters escaped.
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success))
+      return checked_stdout(app.exit(e) == 0 ? flashtune::app::kExitOk : flashtune::app::kExitUsage);
+    std::fprintf(stderr, "flashtune: %s\n", flashtune::printable(e.what()).c_str());
+    return flashtune::app::kExitUsage;
   }
   return checked_stdout(flashtune::app::run_selected());
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <stdexcept>
 
 #include "model/baselines.h"
 
@@ -77,7 +78,14 @@ CrossValidation cross_validate(const FitDataset& ds, Holdout by, const model::Co
     f.held_out = g;
     f.train_points = int(train.size());
     f.test_points = int(test.size());
-    f.coefficients = fit_coefficients(train, ds.gpu, start, free).coefficients;
+    try {
+      f.coefficients = fit_coefficients(train, ds.gpu, start, free).coefficients;
+    } catch (const std::invalid_argument& e) {  // too few training points, or none that informs a coefficient
+      cv.incomplete.push_back(std::string(holdout_name(by)) + " fold '" + g + "' (" + std::to_string(train.size()) +
+                              " training, " + std::to_string(test.size()) + " held out) not fitted: " + e.what());
+      if (progress) progress(cv.incomplete.back());
+      continue;
+    }
     for (const FitPoint* p : test) cv.held_out.push_back(scored(*p, predicted_time(*p, ds.gpu, f.coefficients)));
     cv.folds.push_back(f);
     if (progress) {

@@ -35,10 +35,14 @@ struct CrossValidation {
   Holdout by = Holdout::Workload;
   std::vector<ScoredPoint> held_out;  // every point predicted by the fold that did not see it
   std::vector<Fold> folds;
+  // Folds that could not be fitted, one line each ("family fold 'tensor-core' (64 training, 12 held
+  // out): too few measurements to fit 13 coefficients: ..."); their points are not in held_out.
+  std::vector<std::string> incomplete;
 };
 
-// Throws std::invalid_argument when a fold's training set is too small to fit. `progress`, when
-// given, gets one line per fold: "fold 12/37 (t22) done, 5.1 s, about 10.8 s left".
+// A fold whose training set is too small to fit is left out and named in `incomplete` (a small
+// profile used to lose the whole report to one fold). `progress`, when given, gets one line per
+// fold: "fold 12/37 (t22) done, 5.1 s, about 10.8 s left".
 CrossValidation cross_validate(const FitDataset& ds, Holdout by, const model::Coefficients& start,
                                const std::vector<std::string>& free,
                                const std::function<void(const std::string&)>& progress = {});

@@ -72,6 +72,10 @@ std::vector<ScoredPoint> fp32_accurate(const std::vector<ScoredPoint>& points) {
   return out;
 }
 
+void note_incomplete(FitRun& r, const CrossValidation& cv) {
+  r.incomplete_folds.insert(r.incomplete_folds.end(), cv.incomplete.begin(), cv.incomplete.end());
+}
+
 }  // namespace
 
 FitRun run_fit(const FitRunOptions& o, const std::function<void(const std::string&)>& progress) {
@@ -94,10 +98,11 @@ FitRun run_fit(const FitRunOptions& o, const std::function<void(const std::strin
   if (o.cv_workload) {
     progress("leave-one-workload-out: " + std::to_string(ds.workload_names().size()) + " folds");
     const CrossValidation cv = cross_validate(ds, Holdout::Workload, defaults, o.free, progress);
-    r.scores.push_back({"flashtune model, leave-one-workload-out", score(cv.held_out)});
+    note_incomplete(r, cv);
+    if (!cv.held_out.empty()) r.scores.push_back({"flashtune model, leave-one-workload-out", score(cv.held_out)});
     // What the dispatcher chooses among by default (--precision fp32): TF32-only configs left out.
     const std::vector<ScoredPoint> fp32 = fp32_accurate(cv.held_out);
-    if (fp32.size() != cv.held_out.size())
+    if (fp32.size() != cv.held_out.size() && !fp32.empty())
       r.scores.push_back({"  the same, fp32-accurate configs only", score(fp32)});
     r.held_out_workloads = per_workload(cv.held_out);
     r.held_out = cv.held_out;
@@ -106,7 +111,8 @@ FitRun run_fit(const FitRunOptions& o, const std::function<void(const std::strin
   if (o.cv_variant) {
     progress("leave-one-variant-out");
     const CrossValidation cv = cross_validate(ds, Holdout::Variant, defaults, o.free, progress);
-    r.scores.push_back({"flashtune model, leave-one-variant-out", score(cv.held_out)});
+    note_incomplete(r, cv);
+    if (!cv.held_out.empty()) r.scores.push_back({"flashtune model, leave-one-variant-out", score(cv.held_out)});
   }
   std::set<std::string> families;
   for (const FitPoint& p : ds.points) families.insert(family_of(p.c.variant));
@@ -116,11 +122,12 @@ FitRun run_fit(const FitRunOptions& o, const std::function<void(const std::strin
     // the other way round.
     progress("leave-one-family-out: 2 folds");
     const CrossValidation cv = cross_validate(ds, Holdout::Family, defaults, o.free, progress);
+    note_incomplete(r, cv);
     for (const char* held : {"tensor-core", "simt"}) {
       std::vector<ScoredPoint> part;
       for (const ScoredPoint& p : cv.held_out)
         if (family_of(*parse_variant(p.variant)) == std::string(held)) part.push_back(p);
-      r.scores.push_back({std::string("flashtune model, ") + held + " family held out", score(part)});
+      if (!part.empty()) r.scores.push_back({std::string("flashtune model, ") + held + " family held out", score(part)});
     }
   }
   r.scores.push_back({"roofline", score(score_points(ds, Predictor::Roofline, defaults))});
@@ -181,6 +188,7 @@ std::string render_text(const FitRun& r) {
   out << "\naccuracy (APE and regret in %; Spearman per workload)\n"
       << "  " << std::string(44, ' ') << " points    MAPE  medAPE   maxAPE  rho med  rho min  regret med  max\n";
   for (const ScoreRow& s : r.scores) out << row_text(s.label, s.m);
+  for (const std::string& f : r.incomplete_folds) out << "  incomplete: " << f << "\n";
   if (!r.guided.empty()) {
     out << "\nmodel-guided tuning (rank by the leave-one-workload-out model, measure the top K)\n"
         << "  rule        measured   regret med   regret max   within 2% of best\n";
@@ -238,6 +246,7 @@ nlohmann::ordered_json render_json(const FitRun& r) {
     row["model"] = s.label;
     scores.push_back(row);
   }
+  j["incomplete_folds"] = r.incomplete_folds;
   auto& guided = j["guided"] = nlohmann::ordered_json::array();
   for (const GuidedResult& g : r.guided)
     guided.push_back({{"rule", g.rule.label},

@@ -59,6 +59,9 @@ struct FitRun {
   std::vector<CrossGpuRow> cross;
   std::vector<UnseenRow> unseen;
   std::vector<ScoredPoint> in_sample, held_out;  // every point, fitted model / its held-out fold
+  // Cross-validation folds that could not be fitted (CrossValidation::incomplete), reported beside the
+  // accuracy table; the rows above score the folds that ran.
+  std::vector<std::string> incomplete_folds;
 };
 
 // progress(line): one line per step (the cross-validation folds take seconds).

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <stdexcept>
@@ -108,7 +109,15 @@ std::string words_of(const std::vector<std::string>& labels) {
 std::string safe_stem(const std::string& s) {
   std::string out;
   for (char ch : s) out += (std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_') ? ch : '_';
-  return out.empty() ? "workload" : out;
+  if (out == s && !out.empty()) return out;
+  // A name that had to change gets a hash of the name as written, so "a/b" and "a_b" (or "a b")
+  // write different files: heatmap_a_b-9c2f51e0 beside heatmap_a_b. Stable across runs and
+  // selections (FNV-1a, 32 bits).
+  std::uint32_t h = 2166136261u;
+  for (const char ch : s) h = (h ^ static_cast<unsigned char>(ch)) * 16777619u;
+  char tag[16];
+  std::snprintf(tag, sizeof tag, "-%08x", h);
+  return (out.empty() ? "workload" : out) + tag;
 }
 
 std::string workload_text(const Workload& w) {

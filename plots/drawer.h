@@ -43,7 +43,7 @@ VariantBlocks variant_blocks(const std::map<Variant, std::string>& rows);
 
 std::string num(double x);                                // "%.6g"
 std::string words_of(const std::vector<std::string>& labels);  // space-separated, for gnuplot's word()
-std::string safe_stem(const std::string& s);               // file-name-safe form of a workload name
+std::string safe_stem(const std::string& s);               // file-name-safe form of a workload name (hash-tagged when changed: one file per name)
 std::string workload_text(const Workload& w);              // "B=10 N=2048 d=64 causal"
 std::string tile_text(const TileConfig& c);                // "regtile_2d 128x64 swizzled"
 

@@ -31,11 +31,14 @@ std::vector<std::string> select_heatmap_workloads(const PlotProfile& p, const st
     if (ch == ',') picked.emplace_back();
     else if (ch != ' ') picked.back() += ch;
   }
-  for (const std::string& name : picked)
+  std::vector<std::string> unique;  // "--heatmaps a,a" draws (and report.md embeds) one heatmap
+  for (const std::string& name : picked) {
     if (std::find(all.begin(), all.end(), name) == all.end())
       throw std::runtime_error("--heatmaps: " + p.path + " has no workload '" + name + "' (give names from its " +
                                "\"workloads\", comma-separated, or all)");
-  return picked;
+    if (std::find(unique.begin(), unique.end(), name) == unique.end()) unique.push_back(name);
+  }
+  return unique;
 }
 
 namespace {

@@ -17,6 +17,8 @@
 #include "model/data_dir.h"
 #include "model/gpu_spec.h"
 #include "model/json_file.h"
+#include "model/text_check.h"
+#include "plots/drawer.h"
 #include "plots/plot_profile.h"
 #include "profile/profile.h"
 #include "profile/profile_check.h"
@@ -185,6 +187,64 @@ TEST(ProfileRanges, TheSchemaDocListsEveryRow) {
       << flashtune::profile_ranges_markdown();
   for (const flashtune::ValueRange& r : flashtune::kProfileValueRanges)
     EXPECT_EQ(flashtune::profile_range_index(r.field) < flashtune::kProfileValueRangeCount, true) << r.field;
+}
+
+// ---- item 11: spec sheets, names, heatmap files ----------------------------------------------
+
+json h200_spec() { return json::parse(read_all(std::string(FLASHTUNE_TEST_GPU_DIR) + "/nvidia-h200.json")); }
+
+TEST(SpecChecks, BaseClockAboveBoostAndEmptyOrControlNamesAreRefused) {
+  TempDir t("spec_checks");
+  json s = h200_spec();
+  s["sm_clock_base_mhz"]["value"] = 1e6;
+  s["sm_clock_boost_mhz"]["value"] = 1;
+  const std::string clock = t.write("clock.json", s.dump());
+  expect_error<std::runtime_error>([&] { flashtune::model::load_gpu_spec(clock); },
+                                   {"clock.json", "sm_clock_base_mhz", "1e+06", "sm_clock_boost_mhz"});
+  s = h200_spec();
+  s["name"] = "";
+  const std::string empty = t.write("empty.json", s.dump());
+  expect_error<std::runtime_error>([&] { flashtune::model::load_gpu_spec(empty); }, {"empty.json", "'name' is empty"});
+  s = h200_spec();
+  s["aliases"].push_back(std::string("h2\0" "00", 5));
+  const std::string nul = t.write("nul.json", s.dump());
+  expect_error<std::runtime_error>([&] { flashtune::model::load_gpu_spec(nul); }, {"nul.json", "aliases[", "\\x00"});
+}
+
+TEST(SpecChecks, OneAliasInTwoFilesIsRefusedAndAMalformedFileIsNamed) {
+  TempDir t("spec_alias");
+  t.write("nvidia-h200.json", h200_spec().dump());
+  t.write("other.json", h200_spec().dump());
+  expect_error<std::runtime_error>([&] { flashtune::model::find_gpu_spec("h200", t.file("")); },
+                                   {"'h200'", "nvidia-h200.json", "other.json"});
+  TempDir u("spec_malformed");
+  u.write("nvidia-h200.json", "{\"schema_version\": 1,");
+  u.write("nvidia-h100-sxm.json", read_all(std::string(FLASHTUNE_TEST_GPU_DIR) + "/nvidia-h100-sxm.json"));
+  expect_error<std::runtime_error>([&] { flashtune::model::find_gpu_spec("h200", u.file("")); },
+                                   {"nvidia-h200.json", "malformed"});
+  EXPECT_NO_THROW(flashtune::model::find_gpu_spec("h100", u.file("")));  // breaks no other GPU
+}
+
+TEST(NameChecks, ControlCharactersAreNamedAndPrintedEscaped) {
+  EXPECT_EQ(flashtune::printable("a\x1b[31mb\n"), "a\\x1b[31mb\\x0a");
+  EXPECT_FALSE(flashtune::name_problem("t10"));
+  EXPECT_TRUE(flashtune::name_problem(""));
+  const auto why = flashtune::name_problem(std::string("a\0b", 3));
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("\\x00 at byte 1"), std::string::npos) << *why;
+  TempDir t("wl_ctrl");
+  const json w = {{"schema_version", 1}, {"workloads", {{{"name", "x\x1by"}, {"B", 1}, {"N", 128}, {"d", 64}, {"causal", false}}}}};
+  const std::string path = t.write("w.json", w.dump());
+  expect_error<std::runtime_error>([&] { flashtune::load_workload_set(path); }, {"w.json", "workloads[0].name", "\\x1b"});
+}
+
+TEST(HeatmapFiles, NamesThatMapToOneFileNameGetDistinctStems) {
+  using flashtune::plots::safe_stem;
+  EXPECT_EQ(safe_stem("a_b"), "a_b");  // a name that is already safe keeps its file name
+  EXPECT_NE(safe_stem("a/b"), safe_stem("a_b"));
+  EXPECT_NE(safe_stem("a/b"), safe_stem("a b"));
+  EXPECT_EQ(safe_stem("a/b"), safe_stem("a/b"));  // stable
+  EXPECT_EQ(safe_stem("a/b").rfind("a_b-", 0), 0u) << safe_stem("a/b");
 }
 
 }  // namespace
