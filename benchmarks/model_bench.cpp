@@ -2,6 +2,7 @@
 // (as `predict --all` and the tuner do), so each iteration is counts + occupancy + DRAM rule +
 // waves + per-pipe times for one (workload, config) on the H200 spec.
 #include <benchmark/benchmark.h>
+#include <sys/resource.h>
 
 #include <string>
 #include <vector>
@@ -94,6 +95,42 @@ void BM_GeometryAnalysis(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_GeometryAnalysis);
+
+// `predict --causal --all` at huge grids (issue 27, item 8): every compiled config of d = 64 on one
+// causal workload, cold (each iteration a new B, so the shared-SM schedule's cache never hits).
+// Arg 0: B = 10^9, N = 128 (2 x 10^9 blocks and more per config; the per-block schedule took
+// 8.5 GB, then bad_alloc); arg 1: B = 1, N = 2^31 - 1 (one entry, 3.4 x 10^7 query tiles at
+// Br = 64; 10 s per config before). Reports the process's peak RSS in MB.
+void BM_PredictCausalAllHuge(benchmark::State& state) {
+  const model::GpuSpec gpu = h200();
+  model::ConfigCatalog catalog;
+  const bool long_row = state.range(0) == 1;
+  Workload w{long_row ? 1LL : 1000000000LL, long_row ? 2147483647LL : 128LL, 64, true, 0};
+  std::vector<const model::GeometryAnalysis*> configs;
+  for (const TileConfig& c : compiled_configs())
+    if (!model::config_rejection(c, w)) configs.push_back(&catalog.analysis(c));
+  if (configs.empty()) {
+    state.SkipWithError("no compiled config of d = 64");
+    return;
+  }
+  const model::Coefficients k;
+  long long iteration = 0;
+  for (auto _ : state) {
+    // A new grid each iteration (the schedule is cached per grid): B + i, or N - i.
+    if (long_row)
+      w.N = 2147483647LL - iteration++;
+    else
+      w.B = 1000000000LL + iteration++;
+    double sum = 0;
+    for (const model::GeometryAnalysis* g : configs) sum += model::predict(w, *g, gpu, k).time_s;
+    benchmark::DoNotOptimize(sum);
+  }
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  state.counters["configs"] = double(configs.size());
+  state.counters["max_rss_MB"] = double(u.ru_maxrss) / 1024.0;
+}
+BENCHMARK(BM_PredictCausalAllHuge)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->Iterations(3);
 
 }  // namespace
 

@@ -7,6 +7,8 @@
 // misses both the tail and the speed-up; this simulates them.
 #pragma once
 
+#include <vector>
+
 namespace flashtune {
 struct Workload;
 }
@@ -28,7 +30,16 @@ struct SharedSmGrid {
 // wave model is exact there); this returns waves x k for it.
 // Blocks are placed in launch order into the first free slot (the first wave round-robin over the
 // SMs); each SM runs its m resident blocks at min(1 / solo, 1 / m) mean blocks per unit each.
-// Simulated at 9 values of solo per (workload, grid) and cached (thread-safe); in between, linear.
+// Computed at 9 values of solo per (workload, grid) and cached (thread-safe); in between, linear.
 double shared_sm_makespan(const Workload& w, const SharedSmGrid& g, double solo);
+
+// The schedule itself, uncached, at each of `solos` (clamped to [1, k]); w.causal is not read
+// (the grid is taken as causal). Not per block: while blocks remain to be placed every SM holds
+// k of them at 1 / k of its throughput each, so that phase is a list schedule of the blocks on
+// SMs x k independent slots, placed in rounds of SMs x k with whole runs of equal blocks (and
+// whole periods of an entry-major grid) skipped at once; only the SMs' run-down after the last
+// placement depends on solo, O(SMs x k) per value. Time O(SMs x k x log + blocks that cannot be
+// skipped), memory O(SMs x k).
+std::vector<double> shared_sm_schedule(const Workload& w, const SharedSmGrid& g, const std::vector<double>& solos);
 
 }  // namespace flashtune::model
