@@ -213,12 +213,16 @@ struct Mma16 {
   static constexpr int copy_trips(int rows, int d, int nthreads) { return ceil_div(rows * chunks(d), nthreads); }
 
   // ---- registers ---------------------------------------------------------------------------
-  // Per thread (the model's occupancy; a profile's compiled value wins): O (d fp32), S (Bc fp32),
-  // Q where it stays in registers (2 m16 tiles x d / 16 k-steps x 4 = d / 2), and ~48 for fragments
-  // in flight, the softmax state of four rows, the ldmatrix bases and addressing. Checked against
-  // ptxas -v on sm_90 (docs/kernels.md, mma16).
+  // Per thread (the model's occupancy; a profile's compiled value wins): O (d fp32) and the V
+  // fragments of one P V k-step (d / 16 ldmatrix.x4, d / 4), S (Bc fp32) and P packed beside it
+  // (Bc / 2), Q where it stays in registers (2 m16 tiles x d / 16 k-steps x 4 = d / 2), and 32 for
+  // the softmax state of four rows, the ldmatrix bases and addressing. Fitted to ptxas -v on sm_90
+  // (nvcc 13.0, tests/data/ptxas_registers_sm90.json): every compiled instance within 7% (the
+  // worst d = 64, Bc = 64 with /qsmem: 208 for 222), the same blocks per SM on H100 and H200
+  // (tests/kernels_registers_test.cpp); the d = 32 Bc = 128, d = 64 Bc = 128 and d = 128 Bc = 64
+  // tiles reach the 255 cap.
   static constexpr int registers_estimate(const TileConfig& c) {
-    const int r = c.d + c.Bc + (c.q_smem ? 0 : c.d / 2) + 48;
+    const int r = c.d + c.d / 4 + c.Bc + c.Bc / 2 + (c.q_smem ? 0 : c.d / 2) + 32;
     return r < 255 ? r : 255;
   }
   // Q fits in registers beside O and S only while d + Bc + d / 2 stays within what ptxas can hold
