@@ -63,7 +63,7 @@ Workload workload_of(const PredictOptions& o) {
     throw BadInput(e.what());
   }
   try {
-    require_compiled_head_dim(w.d);
+    require_compiled_head_dim(w.d, w.dtype);
   } catch (const UsageError& e) {
     throw BadInput(e.what());
   }

@@ -56,12 +56,14 @@ Choice Dispatcher::choose_uncached(const Workload& w, Precision precision) const
   if (w.B < 1 || w.N < 1)
     throw DispatchError(DispatchError::Kind::BadInput,
                         "B=" + std::to_string(w.B) + " N=" + std::to_string(w.N) + ": both must be >= 1");
-  const std::vector<int> dims = compiled_head_dims();
+  const std::vector<int> dims = compiled_head_dims(w.dtype);
   if (std::find(dims.begin(), dims.end(), w.d) == dims.end()) {
     std::string compiled;
     for (int d : dims) compiled += (compiled.empty() ? "" : ", ") + std::to_string(d);
     throw DispatchError(DispatchError::Kind::BadInput,
-                        "unsupported d=" + std::to_string(w.d) + " (compiled: " + compiled + ")");
+                        "unsupported d=" + std::to_string(w.d) +
+                            (w.dtype != DType::Fp32 ? std::string(" in ") + dtype_name(w.dtype) : "") +
+                            " (compiled: " + (compiled.empty() ? "none" : compiled) + ")");
   }
   std::string note;
   std::optional<Choice> measured = profile_choice(w, precision, note);

@@ -107,8 +107,10 @@ WaveTerms wave_terms(const BlockWork& b, double k, double n, double warps_per_bl
 
 std::optional<std::string> instruction_set_refusal(const TileConfig& c, const GpuSpec& gpu) {
   if (!uses_tensor_cores(c.variant)) return std::nullopt;
+  // TF32 for the fp32 tensor-core variants, the element type's own for mma16.
+  const std::string kind = c.dtype == DType::Bf16 ? "BF16" : c.dtype == DType::Fp16 ? "FP16" : "TF32";
   if (gpu.compute_capability() < kTensorCoreMinComputeCapability)
-    return "needs TF32 tensor cores (compute capability >= " + std::to_string(kTensorCoreMinComputeCapability / 10) +
+    return "needs " + kind + " tensor cores (compute capability >= " + std::to_string(kTensorCoreMinComputeCapability / 10) +
            "." + std::to_string(kTensorCoreMinComputeCapability % 10) + "); " + gpu.name + " is " +
            std::to_string(gpu.cc_major) + "." + std::to_string(gpu.cc_minor);
   const std::string type = c.dtype == DType::Fp32 ? "tf32" : dtype_name(c.dtype);

@@ -139,6 +139,7 @@ const char* variant_colour(Variant v) {
     // The tensor-core pair: orange and sky blue, so 3xTF32 and 1xTF32 read as one family.
     case Variant::MmaTf32x3: return "#E69F00";
     case Variant::MmaTf32x1: return "#56B4E9";
+    case Variant::Mma16: return "#117733";  // the 16-bit family: dark green, apart from the TF32 pair
   }
   return "#000000";
 }

@@ -63,7 +63,7 @@ Workload workload_of(long long B, long long N, int d, bool causal, std::optional
   if (B < 1) throw py::value_error("B=" + std::to_string(B) + ": must be >= 1");
   if (N < 1) throw py::value_error("N=" + std::to_string(N) + ": must be >= 1");
   try {
-    require_compiled_head_dim(d);
+    require_compiled_head_dim(d, w.dtype);
   } catch (const UsageError& e) {
     throw py::value_error(e.what());
   }

@@ -100,9 +100,9 @@ TEST(PredictCli, TileTheVariantDoesNotAllow) {
 TEST(PredictCli, BadValuesAreNamed) {
   expect_error(predict("--gpu h200 --B 0 --N 128 --d 64 --all"), "B=0: must be >= 1");
   expect_error(predict("--gpu h200 --B 1 --N 128 --d 64 --variant fast --Br 64 --Bc 32"),
-               "unknown variant 'fast' (known: row_smem, row_reg, warp_groups, regtile_2d, mma_3xtf32, mma_1xtf32)");
+               "unknown variant 'fast' (known: row_smem, row_reg, warp_groups, regtile_2d, mma_3xtf32, mma_1xtf32, mma16)");
   expect_error(predict("--gpu h200 --B 1 --N 128 --d 64"),
-               "name a config (--variant, --Br, --Bc [--layout]) or rank them all with --all");
+               "name a config (--config NAME, or --variant, --Br, --Bc [--layout]) or rank them all with --all");
   const std::string prof = profile_with("profile.json", {{"fp32_eff", 0.5}});
   const Result r = predict("--gpu h200 " + workload_args() + " --all --profile '" + prof + "'");
   EXPECT_EQ(r.exit_code, 2);
@@ -116,7 +116,7 @@ TEST(PredictCli, AllRanksEveryCompiledConfigOfTheHeadDimension) {
   const auto j = nlohmann::json::parse(r.output);
   std::size_t expected = 0;  // the default precision fp32 ranks the fp32-accurate configs only
   for (const TileConfig& c : compiled_configs())
-    expected += c.d == some_config().d && variant_precision(c.variant) == Precision::Fp32;
+    expected += c.d == some_config().d && c.dtype == DType::Fp32 && variant_precision(c.variant) == Precision::Fp32;
   EXPECT_EQ(j["results"].size() + j["refused"].size(), expected);
   double last = 0;
   for (const auto& row : j["results"]) {

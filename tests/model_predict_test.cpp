@@ -383,6 +383,47 @@ TEST_F(PredictShipped, PascalRefusesTensorCoreConfigs) {
   EXPECT_THROW(predict({1, 1024, 64, false, 0}, catalog.analysis(c), none, Coefficients{}), std::invalid_argument);
 }
 
+// The 16-bit family on the same tensor pipe: m16n8k16 FLOPs at the spec's rate for the element
+// type times the one tensor efficiency (no per-dtype factor), half the bytes of fp32 everywhere,
+// and a one-line refusal where the spec has no such tensor cores.
+TEST_F(PredictShipped, SixteenBitConfigsUseTheirTypesTensorRateAndHalfTheBytes) {
+  TileConfig c{Variant::Mma16, 64, 128, 64, Layout::Swizzled};
+  c.dtype = DType::Bf16;
+  c.stages = 2;
+  ASSERT_FALSE(tile_rejection(c).has_value()) << *tile_rejection(c);
+  Workload w{500, 2048, 64, false, 0};
+  w.dtype = DType::Bf16;
+  const Prediction p = run(c, w);
+  ASSERT_TRUE(p.refusal.empty()) << p.refusal;
+  EXPECT_GT(p.counts.mma16, 0);
+  EXPECT_EQ(p.counts.mma, 0);
+  // Every FLOP of S = Q K^T and O += P V on m16n8k16: 4 Br Bc d per visited tile.
+  EXPECT_NEAR(p.counts.mma16_flops(), p.counts.executed_flops, 1e-9 * p.counts.executed_flops);
+  const Coefficients k;
+  const double tensor_s = p.counts.mma16_flops() / (h200.bf16_tensor_flops_per_clock_per_sm * h200.sm_count *
+                                                    h200.clock_hz() * k.tensor_efficiency);
+  EXPECT_NEAR(p.pipes.tensor, tensor_s, 0.05 * tensor_s);
+  EXPECT_DOUBLE_EQ(h200.bf16_tensor_flops_per_clock_per_sm, 2 * h200.tf32_tensor_flops_per_clock_per_sm);
+  // Compulsory DRAM bytes: Q, K, V and O once, 2 bytes an element.
+  EXPECT_DOUBLE_EQ(p.counts.dram_compulsory_bytes, 4.0 * 500 * 2048 * 64 * 2);
+  // Far faster than the fp32-accurate tensor-core kernel on the same shape.
+  const Prediction tf32 = run({Variant::MmaTf32x3, 64, 64, 64, Layout::Swizzled}, {500, 2048, 64, false, 0});
+  EXPECT_LT(p.time_s, 0.5 * tf32.time_s);
+  // No BF16 tensor cores: Pascal (compute capability) and a spec without the rate.
+  const GpuSpec gtx = spec("nvidia-gtx-1080");
+  ASSERT_TRUE(instruction_set_refusal(c, gtx).has_value());
+  EXPECT_NE(instruction_set_refusal(c, gtx)->find("needs BF16 tensor cores"), std::string::npos);
+  GpuSpec none = h200;
+  none.bf16_tensor_flops_per_clock_per_sm = 0;
+  ASSERT_TRUE(instruction_set_refusal(c, none).has_value());
+  EXPECT_NE(instruction_set_refusal(c, none)->find("bf16_tensor_flops_per_clock_per_sm"), std::string::npos);
+  // A config of another dtype than the workload's is refused by the catalog's check.
+  Workload fp32 = w;
+  fp32.dtype = DType::Fp32;
+  ASSERT_TRUE(config_rejection(c, fp32).has_value());
+  EXPECT_NE(config_rejection(c, fp32)->find("takes bf16 operands"), std::string::npos);
+}
+
 // Padded against swizzled, the same mma tile: the padded K rows (16 bytes longer) start every odd
 // row in the middle of a 32-byte sector, so each of its cp.async copies fetches every sector of
 // that row twice (32 odd rows x 8 sectors of a d = 64 row per K tile; V rows, 32 bytes longer,

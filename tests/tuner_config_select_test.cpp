@@ -22,7 +22,11 @@ TEST(ConfigSelect, HeadDimsAreTheCompiledOnes) {
   const std::vector<int> ds = compiled_head_dims();
   ASSERT_FALSE(ds.empty());
   EXPECT_TRUE(std::is_sorted(ds.begin(), ds.end()));
-  for (const TileConfig& c : compiled_configs()) EXPECT_NE(std::find(ds.begin(), ds.end(), c.d), ds.end());
+  for (const TileConfig& c : compiled_configs())
+    if (c.dtype == DType::Fp32) EXPECT_NE(std::find(ds.begin(), ds.end(), c.d), ds.end());
+  for (DType t : {DType::Bf16, DType::Fp16})
+    for (const TileConfig& c : compiled_configs())
+      if (c.dtype == t) EXPECT_NE(std::find(compiled_head_dims(t).begin(), compiled_head_dims(t).end(), c.d), compiled_head_dims(t).end());
 }
 
 TEST(ConfigSelect, UnsupportedHeadDimListsCompiled) {

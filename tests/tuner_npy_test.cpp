@@ -180,7 +180,10 @@ TEST(Npy, MalformedHeaders) {
 TEST(Npy, UnwritablePath) {
   const std::string path = temp_path("no_such_dir/o.npy");
   const float x = 1;
-  EXPECT_EQ(error_of([&] { write_f32(path, {1}, &x); }), path + ": cannot open for writing");
+  // The output policy (profile/output_file.h): no writer creates a missing folder, and says so.
+  EXPECT_EQ(error_of([&] { write_f32(path, {1}, &x); }),
+            path + ": folder " + temp_path("no_such_dir") +
+                " does not exist (nothing written); create it first (the previous file, if any, is unchanged)");
 }
 
 TEST(Npy, ShapeString) {

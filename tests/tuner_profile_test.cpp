@@ -418,7 +418,7 @@ TEST(WorkloadSet, MergeKeepsOrderAndRefusesConflicts) {
 // ---- plan -------------------------------------------------------------------------------------
 
 TEST(Plan, ExhaustiveTakesEveryConfigOfTheWorkloadsD) {
-  const int d_first = compiled_configs().front().d, d_last = compiled_configs().back().d;
+  const int d_first = compiled_head_dims().front(), d_last = compiled_head_dims().back();  // fp32
   const std::vector<NamedWorkload> ws = {{"a", {4, 512, d_first, false, 0}}, {"b", {4, 512, d_last, true, 0}}};
   const TunePlan plan = make_plan(ws, compiled_configs(), {});
   // The default precision (fp32) plans the fp32-accurate configs only.
@@ -478,7 +478,7 @@ TEST(Plan, ModelStrategyMeasuresTheTopKPredicted) {
   o.strategy = TuneStrategy::Model;
   o.top_k = 3;
   o.gpu = &gpu;
-  const int d_first = compiled_configs().front().d, d_last = compiled_configs().back().d;
+  const int d_first = compiled_head_dims().front(), d_last = compiled_head_dims().back();  // fp32
   const std::vector<NamedWorkload> ws = {{"t10", {10, 2048, d_first, false, 0}}, {"t11", {13600, 128, d_last, false, 0}}};
   const TunePlan plan = make_plan(ws, compiled_configs(), o);
   for (std::size_t wi = 0; wi < ws.size(); ++wi) {

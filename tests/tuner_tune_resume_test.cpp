@@ -42,7 +42,7 @@ struct TempProfilePath {
 
 // Head dimensions from the compiled list, so the test runs on the small kernel set as well.
 TunePlan test_plan() {
-  const int d_first = compiled_configs().front().d, d_last = compiled_configs().back().d;
+  const int d_first = compiled_head_dims().front(), d_last = compiled_head_dims().back();  // fp32
   const std::vector<NamedWorkload> ws = {
       {"a", {4, 512, d_first, false, 0}}, {"b", {2, 1000, d_last, true, 0}}, {"c", {1, 256, d_first, true, 0}}};
   return make_plan(ws, compiled_configs(), {});

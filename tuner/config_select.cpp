@@ -72,10 +72,11 @@ Layout parse_layout_or_throw(const std::string& name) {
   throw UsageError("unknown layout '" + name + "' (known: " + known + ")");
 }
 
-void require_compiled_head_dim(int d) {
-  const std::vector<int> ds = compiled_head_dims();
+void require_compiled_head_dim(int d, DType t) {
+  const std::vector<int> ds = compiled_head_dims(t);
   if (std::find(ds.begin(), ds.end(), d) == ds.end())
-    throw UsageError("unsupported d=" + std::to_string(d) + " (compiled: " + join_ints(ds) + ")");
+    throw UsageError("unsupported d=" + std::to_string(d) + (t != DType::Fp32 ? std::string(" in ") + dtype_name(t) : "") +
+                     " (compiled: " + (ds.empty() ? std::string("none") : join_ints(ds)) + ")");
 }
 
 std::vector<TileConfig> matching_configs(int d, const ConfigRequest& request) {
@@ -86,7 +87,7 @@ std::vector<TileConfig> matching_configs(int d, const ConfigRequest& request) {
 }
 
 TileConfig select_config(int d, const ConfigRequest& request, const TileConfig& default_config) {
-  require_compiled_head_dim(d);
+  require_compiled_head_dim(d, request.dtype);
   if (request.variant) require_precision(*request.variant, request.precision);
   if (request.named && request.named->d != d)
     throw UsageError("config " + request.named->name() + " is built for d=" + std::to_string(request.named->d) +

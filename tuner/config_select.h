@@ -52,7 +52,8 @@ std::string known_precisions();
 void require_precision(Variant v, Precision requested);
 
 // Throws UsageError("unsupported d=48 (compiled: 32, 64, 128)") unless d has a compiled config.
-void require_compiled_head_dim(int d);
+// The same for a 16-bit dtype: "unsupported d=48 in bf16 (compiled: 64, 128)".
+void require_compiled_head_dim(int d, DType t = DType::Fp32);
 
 // The config `run` uses for workload dimension d: the default with the request's fields applied
 // when that is compiled, else the first compiled config (registry order) matching the request.

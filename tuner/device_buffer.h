@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernels/cuda_check.h"
+#include "kernels/traits/tile_config.h"
 
 namespace flashtune {
 
@@ -69,5 +70,12 @@ void fill_uniform(float* dev, std::size_t n, float lo, float hi, std::uint64_t s
 
 // The value fill_uniform writes at `index` (host mirror, for tests and for writing inputs to .npy).
 float uniform_value(std::uint64_t seed, std::uint64_t index, float lo, float hi);
+
+// For a 16-bit dtype: rounds dev[0..n) to it (nearest, ties to even) in place and writes the 16-bit
+// encodings to out16[0..n), so that the double reference runs on exactly the values the 16-bit
+// kernel reads. Nothing for fp32.
+void round_to_dtype(float* dev, std::uint16_t* out16, std::size_t n, DType t, cudaStream_t stream);
+// The 16-bit encodings in16[0..n) of dtype t widened to float (exact).
+void widen_to_float(const std::uint16_t* in16, float* out, std::size_t n, DType t, cudaStream_t stream);
 
 }  // namespace flashtune

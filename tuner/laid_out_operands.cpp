@@ -43,14 +43,30 @@ LaidOutOperands::LaidOutOperands(const AttentionInputs& in, TensorLayout layout,
   copy_entries(q_.data(), strides_.q, const_cast<float*>(in.q.data()), w_, heads, Direction::ToLayout, stream);
   copy_entries(k_.data(), strides_.k, const_cast<float*>(in.k.data()), w_, heads, Direction::ToLayout, stream);
   copy_entries(v_.data(), strides_.v, const_cast<float*>(in.v.data()), w_, heads, Direction::ToLayout, stream);
+  if (w_.dtype != DType::Fp32) {
+    // The packed floats are already rounded: encoding them again is exact.
+    q16_ = DeviceBuffer<std::uint16_t>(q_.size());
+    k16_ = DeviceBuffer<std::uint16_t>(k_.size());
+    v16_ = DeviceBuffer<std::uint16_t>(v_.size());
+    round_to_dtype(q_.data(), q16_.data(), q_.size(), w_.dtype, stream);
+    round_to_dtype(k_.data(), k16_.data(), k_.size(), w_.dtype, stream);
+    round_to_dtype(v_.data(), v16_.data(), v_.size(), w_.dtype, stream);
+  }
   FLASHTUNE_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+AttentionTensors LaidOutOperands::tensors() {
+  if (w_.dtype == DType::Fp32) return {q_.data(), k_.data(), v_.data(), o_.data(), strides_};
+  return {q16_.data(), k16_.data(), v16_.data(), o_.data(), strides_};
 }
 
 std::vector<float> LaidOutOperands::run_once(const KernelInstance& kernel, cudaStream_t stream) {
   o_.poison_nan(stream);
   FLASHTUNE_CUDA_CHECK(kernel.launch(tensors(), w_, stream));
+  DeviceBuffer<float> wide(w_.dtype == DType::Fp32 ? 0 : o_.size());
+  float* o = const_cast<float*>(output_as_float(o_, wide, w_, stream));
   DeviceBuffer<float> packed(o_.size());
-  copy_entries(o_.data(), strides_.o, packed.data(), w_, strides_.heads, Direction::ToPacked, stream);
+  copy_entries(o, strides_.o, packed.data(), w_, strides_.heads, Direction::ToPacked, stream);
   FLASHTUNE_CUDA_CHECK(cudaStreamSynchronize(stream));
   return packed.to_host();
 }

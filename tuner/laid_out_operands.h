@@ -20,14 +20,18 @@ class LaidOutOperands {
   // Throws CudaError on a failed copy or allocation.
   LaidOutOperands(const AttentionInputs& in, TensorLayout layout, long long heads, cudaStream_t stream);
 
-  AttentionTensors tensors() { return {q_.data(), k_.data(), v_.data(), o_.data(), strides_}; }
+  AttentionTensors tensors();
   // Poisons O with NaN, launches once, waits, and returns O gathered back to packed [B, N, d].
   std::vector<float> run_once(const KernelInstance& kernel, cudaStream_t stream);
 
  private:
   Workload w_;
   AttentionStrides strides_;
+  // The laid-out buffers are dense (as many elements as the packed ones), so a 16-bit copy keeps
+  // every element at the same index: q16_ etc. are q_ etc. rounded and encoded (empty for fp32),
+  // and o_ is raw storage for O in any dtype.
   DeviceBuffer<float> q_, k_, v_, o_;
+  DeviceBuffer<std::uint16_t> q16_, k16_, v16_;
 };
 
 }  // namespace flashtune

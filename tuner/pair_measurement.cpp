@@ -70,7 +70,7 @@ const std::vector<double>& PairMeasurement::reference() {
 
 AttentionTensors PairMeasurement::tensors() {
   if (laid_out_) return laid_out_->tensors();
-  return AttentionTensors::packed(inputs_->q.data(), inputs_->k.data(), inputs_->v.data(), out_.data(),
+  return AttentionTensors::packed(inputs_->q_operand(), inputs_->k_operand(), inputs_->v_operand(), out_.data(),
                                   inputs_->workload);
 }
 
@@ -82,7 +82,7 @@ PairResult PairMeasurement::measure(const TileConfig& c, const PairOptions& opti
   select_device();
   PairResult r;
   r.config = c;
-  r.tolerance = rel_l2_tolerance(variant_precision(c.variant));
+  r.tolerance = c.dtype != DType::Fp32 ? rel_l2_tolerance(c.dtype) : rel_l2_tolerance(variant_precision(c.variant));
   const KernelInstance* kernel = find_kernel(c);
   if (!kernel) {
     r.status = status::kCompile;

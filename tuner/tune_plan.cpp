@@ -28,10 +28,11 @@ std::vector<TileConfig> configs_for(const Workload& w, const std::vector<TileCon
 
 namespace {
 
-std::string compiled_dims(const std::vector<TileConfig>& configs) {
+// The head dimensions the configs of element type t cover.
+std::string compiled_dims(const std::vector<TileConfig>& configs, DType t) {
   std::vector<int> dims;
   for (const TileConfig& c : configs)
-    if (std::find(dims.begin(), dims.end(), c.d) == dims.end()) dims.push_back(c.d);
+    if (c.dtype == t && std::find(dims.begin(), dims.end(), c.d) == dims.end()) dims.push_back(c.d);
   std::sort(dims.begin(), dims.end());
   std::string s;
   for (int d : dims) s += (s.empty() ? "" : ", ") + std::to_string(d);
@@ -59,7 +60,7 @@ TunePlan make_plan(const std::vector<NamedWorkload>& workloads, const std::vecto
     if (mine.empty())
       throw PlanError(nw.name + ": no compiled config implements d=" + std::to_string(nw.workload.d) +
                       (nw.workload.dtype != DType::Fp32 ? std::string(" in ") + dtype_name(nw.workload.dtype) : "") +
-                      " (compiled d: " + compiled_dims(admitted) + ")");
+                      " (compiled d: " + compiled_dims(admitted, nw.workload.dtype) + ")");
     if (options.strategy == TuneStrategy::Exhaustive) {
       for (const TileConfig& c : mine) plan.pairs.push_back({wi, c, 0});
       continue;

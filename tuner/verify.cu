@@ -10,22 +10,43 @@ std::size_t attention_elements(const Workload& w) { return std::size_t(w.B) * st
 
 AttentionInputs random_inputs(const Workload& w, float lo, float hi, std::uint64_t seed, cudaStream_t stream) {
   const std::size_t n = attention_elements(w);
-  AttentionInputs in{w, DeviceBuffer<float>(n), DeviceBuffer<float>(n), DeviceBuffer<float>(n)};
+  AttentionInputs in{w, DeviceBuffer<float>(n), DeviceBuffer<float>(n), DeviceBuffer<float>(n), {}, {}, {}};
   fill_uniform(in.q.data(), n, lo, hi, 3 * seed + 0, stream);
   fill_uniform(in.k.data(), n, lo, hi, 3 * seed + 1, stream);
   fill_uniform(in.v.data(), n, lo, hi, 3 * seed + 2, stream);
+  narrow_inputs(in, stream);
   FLASHTUNE_CUDA_CHECK(cudaStreamSynchronize(stream));
   return in;
+}
+
+void narrow_inputs(AttentionInputs& in, cudaStream_t stream) {
+  if (!in.narrow()) return;
+  const std::size_t n = in.elements();
+  in.q16 = DeviceBuffer<std::uint16_t>(n);
+  in.k16 = DeviceBuffer<std::uint16_t>(n);
+  in.v16 = DeviceBuffer<std::uint16_t>(n);
+  round_to_dtype(in.q.data(), in.q16.data(), n, in.workload.dtype, stream);
+  round_to_dtype(in.k.data(), in.k16.data(), n, in.workload.dtype, stream);
+  round_to_dtype(in.v.data(), in.v16.data(), n, in.workload.dtype, stream);
+}
+
+const float* output_as_float(DeviceBuffer<float>& raw, DeviceBuffer<float>& scratch, const Workload& w,
+                             cudaStream_t stream) {
+  if (w.dtype == DType::Fp32) return raw.data();
+  widen_to_float(reinterpret_cast<const std::uint16_t*>(raw.data()), scratch.data(), scratch.size(), w.dtype, stream);
+  return scratch.data();
 }
 
 AttentionInputs upload_inputs(const Workload& w, const std::vector<float>& q, const std::vector<float>& k,
                               const std::vector<float>& v) {
   const std::size_t n = attention_elements(w);
-  AttentionInputs in{w, DeviceBuffer<float>(n), DeviceBuffer<float>(n), DeviceBuffer<float>(n)};
+  AttentionInputs in{w, DeviceBuffer<float>(n), DeviceBuffer<float>(n), DeviceBuffer<float>(n), {}, {}, {}};
   in.q.copy_from_host(q);
   in.k.copy_from_host(k);
   in.v.copy_from_host(v);
   // A pageable cudaMemcpy may return before its DMA lands; later work runs on non-blocking streams.
+  FLASHTUNE_CUDA_CHECK(cudaDeviceSynchronize());
+  narrow_inputs(in, nullptr);
   FLASHTUNE_CUDA_CHECK(cudaDeviceSynchronize());
   return in;
 }
@@ -40,10 +61,16 @@ std::vector<double> reference_on_host(const AttentionInputs& in, cudaStream_t st
 
 std::vector<float> run_once(const KernelInstance& kernel, const AttentionInputs& in, DeviceBuffer<float>& o,
                             cudaStream_t stream) {
-  o.poison_nan(stream);
-  FLASHTUNE_CUDA_CHECK(kernel.launch(in.q.data(), in.k.data(), in.v.data(), o.data(), in.workload, stream));
+  o.poison_nan(stream);  // all bytes 0xFF: NaN in fp32, bf16 and fp16 alike
+  FLASHTUNE_CUDA_CHECK(kernel.launch(in.q_operand(), in.k_operand(), in.v_operand(), o.data(), in.workload, stream));
+  if (!in.narrow()) {
+    FLASHTUNE_CUDA_CHECK(cudaStreamSynchronize(stream));
+    return o.to_host();
+  }
+  DeviceBuffer<float> wide(o.size());
+  output_as_float(o, wide, in.workload, stream);
   FLASHTUNE_CUDA_CHECK(cudaStreamSynchronize(stream));
-  return o.to_host();
+  return wide.to_host();
 }
 
 ErrorStats verify_on_random_inputs(const KernelInstance& kernel, const Workload& w, float lo, float hi,

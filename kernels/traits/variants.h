@@ -88,11 +88,11 @@ inline const std::vector<TileConfig>& compiled_configs() {
   return all;
 }
 
-// The head dimensions with at least one compiled config, ascending.
-inline std::vector<int> compiled_head_dims() {
+// The head dimensions with at least one compiled config of element type t, ascending.
+inline std::vector<int> compiled_head_dims(DType t = DType::Fp32) {
   std::vector<int> ds;
   for (const TileConfig& c : compiled_configs())
-    if (std::find(ds.begin(), ds.end(), c.d) == ds.end()) ds.push_back(c.d);
+    if (c.dtype == t && std::find(ds.begin(), ds.end(), c.d) == ds.end()) ds.push_back(c.d);
   std::sort(ds.begin(), ds.end());
   return ds;
 }
