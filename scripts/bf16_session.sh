@@ -2,9 +2,7 @@
 # One device call for the 16-bit family (issue 24): the full build, every test for real, the bf16
 # sweep of the seed cases, the grid and the unseen set (with CUPTI counters; profiles and journals
 # come back as profiles.tgz), and the SDPA comparison in bf16: 7 files under $OUT.
-# $OUT, and the SDPA comparison in bf16. At most 8 files come back: summary.txt, build-ctest.log,
-# tune.log, bf16.json, unseen-bf16.json, sdpa-bf16.json, sdpa-bf16.md, peak.txt.
-# Usage: OUT=dir bash scripts/bf16_session.sh [tune seconds, default 300]
+# Usage: OUT=dir bash scripts/bf16_session.sh [tune seconds, default 150]
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 OUT="${OUT:-$root/device-out}"; mkdir -p "$OUT"
