@@ -197,6 +197,7 @@ TEST(CliHardening, FitFaultsKeepThePreviousProfile) {
 }
 
 TEST(CliHardening, ReportFaultsKeepThePreviousReport) {
+  if (!flashtune::testing_support::gnuplot_on_path()) GTEST_SKIP() << "gnuplot not installed";
   TempDir dir("h_report_fault");
   const std::string p = fixture_copy(dir);
   const auto r0 = run_flashtune("report --profile '" + p + "' --out /proc/flashtune-report --gpu-spec nvidia-h200");

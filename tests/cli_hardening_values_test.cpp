@@ -174,6 +174,7 @@ TEST(CliHardeningValues, ControlCharactersInWorkloadNamesAreRefusedNotPrinted) {
 }
 
 TEST(CliHardeningValues, WorkloadsOfOneFileNameGetOneHeatmapEach) {
+  if (!flashtune::testing_support::gnuplot_on_path()) GTEST_SKIP() << "gnuplot not installed";
   TempDir dir("cv_heat");
   json p = fixture();
   const std::map<std::string, std::string> rename = {{"n512", "a/b"}, {"n1024", "a_b"}};

@@ -325,6 +325,7 @@ TEST(CliOutputPolicy, ARefusedMergeLeavesNoLockAndNoWriterCreatesFolders) {
 }
 
 TEST(CliOutputPolicy, PlotAndReportCheckEveryFileBeforeWritingOne) {
+  if (!flashtune::testing_support::gnuplot_on_path()) GTEST_SKIP() << "gnuplot not installed";
   TempDir dir("cli_plot_first");
   const std::string p = dir.file("p.json");
   fs::copy_file(std::string(FLASHTUNE_TEST_DATA_DIR) + "/fixture_profile.json", p);

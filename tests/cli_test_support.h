@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 namespace flashtune::testing_support {
@@ -26,5 +27,9 @@ inline CommandResult run_flashtune(const std::string& args) {
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
 }
+
+// Whether gnuplot is on PATH: tests of plot and report that need it skip where it is not (the GPU
+// machine has none; CI installs it).
+inline bool gnuplot_on_path() { return std::system("command -v gnuplot > /dev/null 2>&1") == 0; }
 
 }  // namespace flashtune::testing_support

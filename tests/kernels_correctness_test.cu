@@ -221,7 +221,10 @@ TEST(KernelsCorrectness, DeviceLimitsAndResources) {
     // operands, keeps one 8-byte value in local memory: one STL in the prologue and one LDL after
     // the K/V loop (cuobjdump -sass, docs/kernels.md "Strided operands"), nothing in the loop.
     // Every other instance must not touch local memory at all.
-    const bool prologue_spill = k->config().variant == Variant::RowReg && k->config().d == 64;
+    // mma16 at d = 128, Bc = 64 sits at 255 registers too and keeps 8 bytes in local memory
+    // (docs/kernels.md, "mma16": open); its own test (tests/kernels_mma16_test.cu) pins the same.
+    const bool prologue_spill = (k->config().variant == Variant::RowReg && k->config().d == 64) ||
+                                (k->config().variant == Variant::Mma16 && k->config().d == 128 && k->config().Bc == 64);
     EXPECT_LE(r.local_bytes, prologue_spill ? 8 : 0) << k->name() << " uses local memory (spills)";
     EXPECT_LE(r.threads_per_block, r.max_threads_per_block) << k->name();
     std::printf("%-36s regs %3d  local %d  threads %4d  smem %6d B\n", k->name().c_str(), r.registers, r.local_bytes,
