@@ -20,6 +20,7 @@
 #include "cli_options.h"
 #include "commands.h"
 #include "exit_codes.h"
+#include "profile/workload_set.h"  // describe_workload
 #include "model/baselines.h"
 #include "model/config_catalog.h"
 #include "model/gpu_spec.h"
@@ -249,6 +250,15 @@ int predict_command(const PredictOptions& o) {
   } catch (const BadInput& e) {
     std::fprintf(stderr, "flashtune predict: %s\n", e.what());
     return kExitUsage;
+  }
+
+  // Nothing can run it here (bf16 on a GPU without bf16 tensor cores, say): one line and exit 4,
+  // naming the first config's reason, rather than an empty table.
+  if (rows.empty() && !refused.empty()) {
+    std::fprintf(stderr, "flashtune predict: no %s config can run %s on %s: %s: %s\n", dtype_name(w.dtype),
+                 describe_workload(w).c_str(), gpu.name.c_str(), refused.front().first.name().c_str(),
+                 refused.front().second.c_str());
+    return kExitUnsupported;
   }
 
   if (o.json) {

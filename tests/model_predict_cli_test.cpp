@@ -97,6 +97,26 @@ TEST(PredictCli, TileTheVariantDoesNotAllow) {
   EXPECT_EQ(r.output, "flashtune predict: " + bad.name() + ": " + *tile_rejection(bad) + "\n");
 }
 
+// The element type: an unknown one is named, bf16 ranks only bf16 configs, and a GPU without bf16
+// tensor cores refuses in one line with exit 4 (nothing to rank there).
+TEST(PredictCli, DtypeIsCheckedAndFiltersTheConfigs) {
+  expect_error(predict("--gpu h200 --B 1 --N 128 --d 64 --all --dtype fp8"),
+               "unknown dtype 'fp8' (known: fp32, bf16, fp16)");
+  bool any_bf16 = false;
+  for (const TileConfig& c : compiled_configs()) any_bf16 |= c.dtype == DType::Bf16 && c.d == 64;
+  if (!any_bf16) GTEST_SKIP() << "no bf16 config of d=64 in this kernel set";
+  const Result r = predict("--gpu h100 --B 500 --N 2048 --d 64 --all --dtype bf16 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output);
+  ASSERT_FALSE(j["results"].empty());
+  for (const auto& row : j["results"])
+    EXPECT_EQ(parse_config_name(row["config"].get<std::string>())->dtype, DType::Bf16) << row.dump();
+  const Result pascal = predict("--gpu gtx-1080 --B 500 --N 2048 --d 64 --all --dtype bf16");
+  EXPECT_EQ(pascal.exit_code, 4) << pascal.output;
+  EXPECT_EQ(pascal.output.find('\n'), pascal.output.size() - 1) << pascal.output;
+  EXPECT_NE(pascal.output.find("needs BF16 tensor cores"), std::string::npos) << pascal.output;
+}
+
 TEST(PredictCli, BadValuesAreNamed) {
   expect_error(predict("--gpu h200 --B 0 --N 128 --d 64 --all"), "B=0: must be >= 1");
   expect_error(predict("--gpu h200 --B 1 --N 128 --d 64 --variant fast --Br 64 --Bc 32"),
