@@ -10,6 +10,7 @@
 #   5. benchmarks/gpt2_e2e.py --dtype bf16 at GPT2_N (default 1024; a list: GPT2_N="1024 2048"; 0 skips it).
 # Logs and results under $OUT (at most 8 files): summary.txt, build.log, mma_peak.txt, pytest.log,
 # sdpa-bf16.md, <gpu>-sdpa-compare-bf16.json, gpt2-bf16.json.
+# GPT2_REPS and GPT2_GEN set gpt2_e2e's --reps and --gen-tokens (default 10 and 4).
 # Usage: OUT=dir bash scripts/python_bf16_check.sh        (BUILD=dir to build elsewhere than build-py)
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -63,7 +64,7 @@ say "sdpa_compare bf16 rc=$? ($(since))"
 tee -a "$summary" < "$out/sdpa-bf16.md" | tail -16
 
 if [ "$gpt2_n" != 0 ]; then
-  timeout "${GPT2_TIMEOUT:-60}" "$py" benchmarks/gpt2_e2e.py --dtype bf16 --n $gpt2_n --reps 10 --gen-tokens 4 \
+  timeout "${GPT2_TIMEOUT:-60}" "$py" benchmarks/gpt2_e2e.py --dtype bf16 --n $gpt2_n --reps "${GPT2_REPS:-10}" --gen-tokens "${GPT2_GEN:-4}" \
     --json "$out/gpt2-bf16.json" 2>&1 | tee -a "$summary"
   say "gpt2_e2e bf16 rc=${PIPESTATUS[0]} ($(since))"
 fi
