@@ -11,7 +11,7 @@ import flashtune
 BINARY = os.environ.get("FLASHTUNE_BINARY")
 
 
-DIMS = sorted({int(name.split("/")[1][1:]) for name in flashtune.configs()})
+DIMS = sorted({int(name.split("/")[1][1:]) for name in flashtune.configs(dtype="fp32")})  # fp32 head dims
 D = 64 if 64 in DIMS else DIMS[0]
 
 
