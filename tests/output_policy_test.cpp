@@ -114,13 +114,16 @@ TEST(OutputPolicy, DevicesFifosSocketsAndFoldersAreRefusedAndNeverReplaced) {
   fs::create_directory(t.file("folder"));
   fs::create_symlink(fifo, t.file("link-to-fifo"));
   fs::create_symlink("/dev/zero", t.file("link-to-zero"));
-  for (const auto& [path, kind] : std::vector<std::pair<std::string, std::string>>{
+  for (const auto& entry : std::vector<std::pair<std::string, std::string>>{
            {fifo, "is a FIFO"},
            {sock, "is a socket"},
            {t.file("folder"), "is a folder"},
            {"/dev/zero", "is a character device"},
            {t.file("link-to-fifo"), "is a FIFO"},
            {t.file("link-to-zero"), "is a character device"}}) {
+    // Named copies, not a structured binding: clang (C++17) does not let a lambda capture one.
+    const std::string& path = entry.first;
+    const std::string& kind = entry.second;
     const std::string e = error_of<OutputError>([&] { write_output_atomic(path, "x"); });
     EXPECT_TRUE(has(e, path) && has(e, kind) && has(e, "not a regular file")) << path << ": " << e;
     EXPECT_EQ(e.find('\n'), std::string::npos) << e;
