@@ -24,7 +24,7 @@ say "python $("$py" -c 'import sys, torch; print(sys.version.split()[0], "torch"
 
 { cmake -S . -B "$build" -G Ninja -DFLASHTUNE_SMALL_KERNEL_SET=ON -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_CUDA_ARCHITECTURES=90 -DFLASHTUNE_BUILD_BENCH=OFF -DPython3_EXECUTABLE="$py" &&
-  cmake --build "$build" -j16; } > "$out/build.log" 2>&1
+  cmake --build "$build" -j16 -- -k 0; } > "$out/build.log" 2>&1
 rc=$?
 say "build rc=$rc ($(since)); spills: $(grep -c 'bytes spill' "$out/build.log")"
 grep "bytes spill" "$out/build.log" | sed 's/^/  /' | tee -a "$summary"
