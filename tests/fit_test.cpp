@@ -197,7 +197,7 @@ TEST(CoefficientFit, TooFewMeasurementsSaysHowManyAreNeeded) {
 
 TEST(FitDataset, RefusesAProfileOfAnotherSchemaVersion) {
   const std::string path = ::testing::TempDir() + "/fit_v2_profile.json";
-  std::ofstream(path) << R"({"schema_version": 3, "kind": "flashtune-profile"})";
+  std::ofstream(path) << R"({"schema_version": 4, "kind": "flashtune-profile"})";
   try {
     load_fit_dataset(path, FLASHTUNE_TEST_GPU_DIR);
     FAIL() << "expected an error";
