@@ -30,6 +30,7 @@ CompiledInstructionCorrection compiled_instruction_correction(const TileConfig& 
     case Variant::MmaTf32x3:
     case Variant::MmaTf32x1:
     case Variant::Mma16:
+    case Variant::Wgmma16:
       // The 4 lanes of a row group each divide by the row's l (rcp.rn: MUFU.RCP + two FFMAs).
       k.epilogue_mufu_per_row = 4;
       k.epilogue_ffma_per_row = 2.0 * 4;
