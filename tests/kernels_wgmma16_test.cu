@@ -274,7 +274,12 @@ TEST(KernelsWgmma16, LaunchRefusesAnotherDtypeAndNoSpills) {
     EXPECT_EQ(kern->launch(nullptr, nullptr, nullptr, nullptr, w, nullptr), cudaErrorInvalidValue) << kern->name();
     const KernelResources r = kern->resources();
     EXPECT_EQ(r.local_bytes, 0) << kern->name() << " uses local memory (spills)";
-    EXPECT_EQ(r.registers, make_geometry(kern->config()).registers_estimate) << kern->name();
+    // Reallocating warpgroups report the launch value exactly; a single consumer what ptxas chose.
+    const int estimate = make_geometry(kern->config()).registers_estimate;
+    if (traits::Wgmma16::reallocates_registers(kern->config()))
+      EXPECT_EQ(r.registers, estimate) << kern->name();
+    else
+      EXPECT_NEAR(r.registers, estimate, 0.1 * estimate) << kern->name();
     std::printf("%-44s regs %3d  local %d  threads %4d  smem %6d B\n", kern->name().c_str(), r.registers,
                 r.local_bytes, r.threads_per_block, r.dynamic_smem_bytes);
   }

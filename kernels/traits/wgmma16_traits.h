@@ -90,7 +90,15 @@ struct Wgmma16 {
     const int r = (65536 / threads(c)) / 8 * 8;
     return r < 255 ? r : 255;
   }
-  static constexpr int registers_estimate(const TileConfig& c) { return launch_registers(c); }
+  // Per thread, as ptxas reports it: the launch value where the warpgroups reallocate (ptxas -v
+  // prints the register count at entry); with one consumer, what the consumer code needs: S, O and
+  // P (Bc / 2 + d / 2 + Bc / 4) and 22 for the softmax state and addressing (ptxas on sm_90a, nvcc
+  // 13.0: 182 for d = 128, Bc = 128, tests/data/ptxas_registers_sm90.json).
+  static constexpr int registers_estimate(const TileConfig& c) {
+    if (reallocates_registers(c)) return launch_registers(c);
+    const int r = s_registers(c.Bc) + o_registers(c.d) + c.Bc / 4 + 22;
+    return r < 255 ? r : 255;
+  }
 
   // ---- shared-memory layout (byte offsets from the 1024-aligned base) --------------------------
   static constexpr int kSwizzleBytes = 128;  // CU_TENSOR_MAP_SWIZZLE_128B, descriptor mode 1
