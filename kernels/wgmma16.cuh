@@ -156,145 +156,105 @@ __global__ void __launch_bounds__(traits::Wgmma16::Tile<D, BR, BC, L, DT, STAGES
   // This warpgroup's 64 rows of each column block of the Q tile (the A operand of Q K^T).
   const uint32_t q_rows = q_smem + cw * R::block_bytes(kRows);
   const float sl2e = p.scale_log2e;
-  // Under causal, the tiles after this warpgroup's last row are all masked: it computes the first
-  // my_tiles of the block's kv_tiles and only passes the rest through the ring.
-  const int my_tiles = p.causal ? min(kv_tiles, (row_first + kRows - 1) / BC + 1) : kv_tiles;
 
-  float o[R::o_registers(D)], s[R::s_registers(BC)];
+  float o[R::o_registers(D)];
 #pragma unroll
   for (int i = 0; i < R::o_registers(D); ++i) o[i] = 0.0f;
-#pragma unroll
-  for (int i = 0; i < R::s_registers(BC); ++i) s[i] = 0.0f;
-  uint32_t pa[BC / 16][4];  // P of the previous tile, the A fragments of its P V
   // Rows g and g + 8 of this warp's 16 (h = 0, 1): accumulator elements 4 j + 2 h, 4 j + 2 h + 1.
   float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.0f, 0.0f};  // l: this lane's share
-  float alpha[2];
-
-  // S = Q K^T of the tile in `st` (unscaled, fp32): d / 16 wgmma, the first overwriting S.
-  auto issue_qk = [&](int st) {
-    const uint32_t k_smem = sbase + R::k_base(kC, st);
-    wd::fence_registers(s);
-    hp::wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk)
-      wd::mma_ss<DT, BC>(s, R::kmajor_descriptor(q_rows + R::kmajor_step_bytes(BR, kk)),
-                         R::kmajor_descriptor(k_smem + R::kmajor_step_bytes(BC, kk)), kk > 0 ? 1 : 0);
-    hp::wgmma_commit();
-  };
-  // O += P V of the tile in `st`: Bc / 16 wgmma, V MN-major.
-  auto issue_pv = [&](int st) {
-    const uint32_t v_smem = sbase + R::v_base(kC, st);
-    wd::fence_registers(o);
-    hp::wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < BC / 16; ++kk) wd::mma_rs<DT, D>(o, pa[kk], R::v_descriptor(v_smem + R::v_step_bytes(kk), BC));
-    hp::wgmma_commit();
-  };
-  // The landed S of tile t to probabilities: keys past N and after the row masked, the online
-  // softmax in fp32 (alpha: the rescale O still owes), then P packed to the dtype, accumulator
-  // blocks 2 kk and 2 kk + 1 being the A fragment of k-step kk.
-  auto softmax = [&](int t) {
-    const int kv0 = t * BC;
-    if (kv0 + BC > p.N || (p.causal && kv0 + BC - 1 > row_first)) {
-#pragma unroll
-      for (int j = 0; j < BC / 8; ++j)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int row = row_first + 16 * wi + g + 8 * (e / 2);
-          if (masked(p, row, kv0 + 8 * j + 2 * tq + e % 2)) s[4 * j + e] = -INFINITY;
-        }
-    }
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      float mx = -INFINITY;
-#pragma unroll
-      for (int j = 0; j < BC / 8; ++j) mx = fmaxf(mx, fmaxf(s[4 * j + 2 * h], s[4 * j + 2 * h + 1]));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-      const float m_new = fmaxf(m_run[h], mx);
-      // A row with every score so far masked keeps -inf; subtracting 0 keeps exp2 at 0.
-      const float m_scaled = m_new == -INFINITY ? 0.0f : m_new * sl2e;
-      alpha[h] = wd::exp2_approx(fmaf(m_run[h], sl2e, -m_scaled));
-      float sum = 0.0f;
-#pragma unroll
-      for (int j = 0; j < BC / 8; ++j) {
-        s[4 * j + 2 * h] = wd::exp2_approx(fmaf(s[4 * j + 2 * h], sl2e, -m_scaled));
-        s[4 * j + 2 * h + 1] = wd::exp2_approx(fmaf(s[4 * j + 2 * h + 1], sl2e, -m_scaled));
-        sum += s[4 * j + 2 * h] + s[4 * j + 2 * h + 1];
-      }
-      l_run[h] = fmaf(l_run[h], alpha[h], sum);
-      m_run[h] = m_new;
-    }
-  };
-  auto pack_p = [&]() {
-#pragma unroll
-    for (int kk = 0; kk < BC / 16; ++kk) {
-      pa[kk][0] = wd::pack<DT>(s[8 * kk + 0], s[8 * kk + 1]);
-      pa[kk][1] = wd::pack<DT>(s[8 * kk + 2], s[8 * kk + 3]);
-      pa[kk][2] = wd::pack<DT>(s[8 * kk + 4], s[8 * kk + 5]);
-      pa[kk][3] = wd::pack<DT>(s[8 * kk + 6], s[8 * kk + 7]);
-    }
-  };
-  auto rescale_o = [&]() {
-#pragma unroll
-    for (int h = 0; h < 2; ++h)
-#pragma unroll
-      for (int j = 0; j < D / 8; ++j) {
-        o[4 * j + 2 * h] *= alpha[h];
-        o[4 * j + 2 * h + 1] *= alpha[h];
-      }
-  };
-  // This warpgroup is done with stage `st` (its wgmma completed): one arrival per warp.
-  auto release = [&](int st) {
-    __syncwarp();
-    if (lane == 0) hp::mbarrier_arrive(empty(st));
-  };
 
   hp::mbarrier_wait(qbar, 0);
   int stage = 0;
   uint32_t phase = 0;
-  auto advance = [&]() {
+  for (int t = 0; t < kv_tiles; ++t) {
+    hp::mbarrier_wait(full(stage), phase);
+    const int kv0 = t * BC;
+    // Under causal, a tile whose first key is after this warpgroup's last row is all masked.
+    if (!(p.causal && kv0 > row_first + kRows - 1)) {
+      // S = Q K^T (unscaled, fp32): d / 16 wgmma, the first overwriting S.
+      const uint32_t k_smem = sbase + R::k_base(kC, stage);
+      float s[R::s_registers(BC)];
+#pragma unroll
+      for (int i = 0; i < R::s_registers(BC); ++i) s[i] = 0.0f;
+      wd::fence_registers(s);
+      hp::wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < D / 16; ++kk)
+        wd::mma_ss<DT, BC>(s, R::kmajor_descriptor(q_rows + R::kmajor_step_bytes(BR, kk)),
+                           R::kmajor_descriptor(k_smem + R::kmajor_step_bytes(BC, kk)), kk > 0 ? 1 : 0);
+      hp::wgmma_commit();
+      hp::wgmma_wait<0>();
+      wd::fence_registers(s);
+
+      // Keys past N, and keys after the row where the tile crosses this warpgroup's diagonal.
+      if (kv0 + BC > p.N || (p.causal && kv0 + BC - 1 > row_first)) {
+#pragma unroll
+        for (int j = 0; j < BC / 8; ++j)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const int row = row_first + 16 * wi + g + 8 * (e / 2);
+            if (masked(p, row, kv0 + 8 * j + 2 * tq + e % 2)) s[4 * j + e] = -INFINITY;
+          }
+      }
+
+      // Online softmax in fp32, per row h of the lane's two.
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        float mx = -INFINITY;
+#pragma unroll
+        for (int j = 0; j < BC / 8; ++j) mx = fmaxf(mx, fmaxf(s[4 * j + 2 * h], s[4 * j + 2 * h + 1]));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+        const float m_new = fmaxf(m_run[h], mx);
+        // A row with every score so far masked keeps -inf; subtracting 0 keeps exp2 at 0.
+        const float m_scaled = m_new == -INFINITY ? 0.0f : m_new * sl2e;
+        const float alpha = wd::exp2_approx(fmaf(m_run[h], sl2e, -m_scaled));
+        float sum = 0.0f;
+#pragma unroll
+        for (int j = 0; j < BC / 8; ++j) {
+          s[4 * j + 2 * h] = wd::exp2_approx(fmaf(s[4 * j + 2 * h], sl2e, -m_scaled));
+          s[4 * j + 2 * h + 1] = wd::exp2_approx(fmaf(s[4 * j + 2 * h + 1], sl2e, -m_scaled));
+          sum += s[4 * j + 2 * h] + s[4 * j + 2 * h + 1];
+        }
+        l_run[h] = fmaf(l_run[h], alpha, sum);
+        m_run[h] = m_new;
+#pragma unroll
+        for (int j = 0; j < D / 8; ++j) {
+          o[4 * j + 2 * h] *= alpha;
+          o[4 * j + 2 * h + 1] *= alpha;
+        }
+      }
+
+      // P, packed to the dtype: accumulator blocks 2 kk and 2 kk + 1 are the A fragment of k-step kk.
+      uint32_t pa[BC / 16][4];
+#pragma unroll
+      for (int kk = 0; kk < BC / 16; ++kk) {
+        pa[kk][0] = wd::pack<DT>(s[8 * kk + 0], s[8 * kk + 1]);
+        pa[kk][1] = wd::pack<DT>(s[8 * kk + 2], s[8 * kk + 3]);
+        pa[kk][2] = wd::pack<DT>(s[8 * kk + 4], s[8 * kk + 5]);
+        pa[kk][3] = wd::pack<DT>(s[8 * kk + 6], s[8 * kk + 7]);
+      }
+
+      // O += P V: Bc / 16 wgmma, V MN-major from the stage.
+      const uint32_t v_smem = sbase + R::v_base(kC, stage);
+      wd::fence_registers(o);
+      hp::wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < BC / 16; ++kk)
+        wd::mma_rs<DT, D>(o, pa[kk], R::v_descriptor(v_smem + R::v_step_bytes(kk), BC));
+      hp::wgmma_commit();
+      hp::wgmma_wait<0>();
+      wd::fence_registers(o);
+    }
+    // This warp is done with the stage (its wgmma completed): one arrival of the 4 x consumers.
+    __syncwarp();
+    if (lane == 0) hp::mbarrier_arrive(empty(stage));
     if (++stage == STAGES) {
       stage = 0;
       phase ^= 1u;
     }
-  };
-  // Tile 0: S, softmax, P (O is still zero: no rescale).
-  hp::mbarrier_wait(full(stage), phase);
-  issue_qk(stage);
-  hp::wgmma_wait<0>();
-  wd::fence_registers(s);
-  softmax(0);
-  pack_p();
-  int prev = stage;
-  advance();
-  // Tile t: S_t = Q K_t^T is issued before O += P_{t-1} V_{t-1}, so the tensor cores run the P V
-  // while this warpgroup's softmax of S_t runs; O's rescale by S_t's alpha waits for that P V.
-  for (int t = 1; t < my_tiles; ++t) {
-    hp::mbarrier_wait(full(stage), phase);
-    issue_qk(stage);
-    issue_pv(prev);
-    hp::wgmma_wait<1>();  // S_t landed; the P V may still run
-    wd::fence_registers(s);
-    softmax(t);
-    hp::wgmma_wait<0>();
-    wd::fence_registers(o);
-    release(prev);
-    rescale_o();
-    pack_p();
-    prev = stage;
-    advance();
   }
-  issue_pv(prev);
-  hp::wgmma_wait<0>();
-  wd::fence_registers(o);
-  release(prev);
-  // The block's remaining tiles are all masked for these rows: pass them through the ring.
-  for (int t = my_tiles; t < kv_tiles; ++t) {
-    hp::mbarrier_wait(full(stage), phase);
-    release(stage);
-    advance();
-  }
+
   // Epilogue: O / l rounded to the dtype into this warpgroup's rows of the Q tile (its own Q reads
   // are complete), then one TMA store per column block; rows past N are clipped by the map.
 #pragma unroll

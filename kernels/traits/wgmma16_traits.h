@@ -16,13 +16,10 @@
 //                                   from shared memory as stored, MN-major (d contiguous: the
 //                                   transpose bit of the instruction), Bc / 16 wgmma;
 //                      then release the stage (one mbarrier arrive per warp).
-//   Within a consumer the products of neighbouring tiles overlap: S_t = Q K_t^T is issued before
-//   O += P_{t-1} V_{t-1}, and the softmax of S_t runs while that P V is on the tensor cores (O's
-//   rescale by S_t's alpha waits for it); a stage is released once its P V has completed.
 //   The epilogue divides by l, rounds O to the dtype into the warpgroup's own rows of the Q tile
 //   (Q is no longer read) and stores them with one TMA copy per 64 columns (rows past N clipped).
-// Not yet (later steps of issue 25): ping-pong between the consumer warpgroups (named-barrier
-// scheduling), separate K and V barriers, a persistent scheduler, cluster multicast, tf32.
+// Not yet (later steps of issue 25): ping-pong between the consumer warpgroups, softmax overlapped
+// with the next Q K^T, separate K and V barriers, a persistent scheduler, tf32.
 //
 // Shared memory: every tile in the TMA / wgmma 128-byte swizzle. A tile of `rows` x d is d / 64
 // column blocks, each `rows` rows of 128 bytes (64 elements); 16-byte chunk c of row r sits at chunk
@@ -95,12 +92,11 @@ struct Wgmma16 {
   }
   // Per thread, as ptxas reports it: the launch value where the warpgroups reallocate (ptxas -v
   // prints the register count at entry); with one consumer, what the consumer code needs: S, O and
-  // the previous tile's P live together (Bc / 2 + d / 2 + Bc / 4) and 44 for the softmax state and
-  // addressing (ptxas on sm_90a, nvcc 13.0: 204 for d = 128, Bc = 128,
-  // tests/data/ptxas_registers_sm90.json).
+  // P (Bc / 2 + d / 2 + Bc / 4) and 22 for the softmax state and addressing (ptxas on sm_90a, nvcc
+  // 13.0: 182 for d = 128, Bc = 128, tests/data/ptxas_registers_sm90.json).
   static constexpr int registers_estimate(const TileConfig& c) {
     if (reallocates_registers(c)) return launch_registers(c);
-    const int r = s_registers(c.Bc) + o_registers(c.d) + c.Bc / 4 + 44;
+    const int r = s_registers(c.Bc) + o_registers(c.d) + c.Bc / 4 + 22;
     return r < 255 ? r : 255;
   }
 
