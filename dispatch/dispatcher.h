@@ -54,6 +54,9 @@ struct DispatchProfile {
   // picks its best (the fastest config it admits).
   std::map<std::string, std::vector<BestConfig>> ok_measurements;
   model::ModelProfile model;
+  // The shipped 16-bit companions folded in (model::shipped_companion_profile_path): their
+  // workloads and measurements join the ones above; the model's coefficients stay this profile's.
+  std::vector<std::string> companions;
 };
 
 // Throws DispatchError(BadInput, "<path>: cannot open profile") and the like, one line.
