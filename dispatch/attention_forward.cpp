@@ -9,7 +9,17 @@ cudaError_t attention_forward(const AttentionTensors& t, const Workload& w, cuda
   if (const Support s = check_tensors(t, w); !s) throw DispatchError(DispatchError::Kind::BadInput, s.reason);
   const Choice choice = dispatcher.choose(w, precision);
   // choose() only returns configs found in the registry.
-  return find_kernel(choice.config)->launch(t, w, stream);
+  const KernelInstance* kernel = find_kernel(choice.config);
+  if (const Support s = kernel->can_address(t, w); !s) {
+    // The TMA family (wgmma16) cannot address every stride check_tensors accepts (a tensor map's
+    // stride stays below 2^40 bytes); the heuristic default (mma16 for 16-bit data, SIMT for fp32)
+    // addresses all of them.
+    const KernelInstance* fallback = find_kernel(default_config(w));
+    if (!fallback || !fallback->can_address(t, w))
+      throw DispatchError(DispatchError::Kind::BadInput, choice.config.name() + ": " + s.reason);
+    kernel = fallback;
+  }
+  return kernel->launch(t, w, stream);
 }
 
 cudaError_t attention_forward(const float* q, const float* k, const float* v, float* o, const Workload& w,

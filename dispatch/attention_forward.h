@@ -31,7 +31,9 @@ cudaError_t attention_forward(const float* q, const float* k, const float* v, fl
 // [batch, N, heads, d], slices of a fused QKV tensor; the last dimension contiguous), without a
 // copy. Throws DispatchError(BadInput) naming the operand and stride when no kernel can address
 // them (check_tensors: 16-byte alignment of pointers and strides, heads dividing B, query heads a
-// multiple of w.kv_group: K and V of t.strides.heads / kv_group heads).
+// multiple of w.kv_group: K and V of t.strides.heads / kv_group heads). Where the chosen config
+// cannot address them but check_tensors can (a TMA kernel, wgmma16, and a stride of 2^40 bytes or
+// more), the heuristic default config (default_config) runs instead.
 cudaError_t attention_forward(const AttentionTensors& t, const Workload& w, cudaStream_t stream,
                               const Dispatcher& dispatcher, Precision precision = Precision::Fp32);
 

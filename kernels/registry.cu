@@ -31,7 +31,8 @@ constexpr bool compiles_d(int d) {
 // InstanceFile<V, D>::add.
 template <class Traits, int D>
 void add_instance_file(std::vector<const KernelInstance*>& v) {
-  if constexpr (compiles_d<Traits>(D)) kernels::InstanceFile<Traits::kVariant, D>::add(v);
+  // variant_built: the sm_90a family's files exist only in builds that target sm_90.
+  if constexpr (compiles_d<Traits>(D) && variant_built(Traits::kVariant)) kernels::InstanceFile<Traits::kVariant, D>::add(v);
 }
 
 template <class Traits, std::size_t... J>

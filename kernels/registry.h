@@ -77,6 +77,9 @@ class KernelInstance {
   // d must equal the instantiation's d, the shared memory must fit, B and N must be >= 1 and the
   // grid must fit the device's limits.
   virtual Support can_implement(const Workload& w, const DeviceLimits& dev) const = 0;
+  // Whether this kernel can address these operands: check_tensors() for every family; the TMA
+  // kernels (wgmma16) add what a tensor map can encode. The reason names the operand and value.
+  virtual Support can_address(const AttentionTensors& t, const Workload& w) const { return check_tensors(t, w); }
   // Launches on `stream` over operands of any strides that check_tensors() accepts (it returns
   // cudaErrorInvalidValue otherwise). Returns the launch error (does not synchronize).
   virtual cudaError_t launch(const AttentionTensors& t, const Workload& w, cudaStream_t stream) const = 0;

@@ -30,6 +30,7 @@ CompiledInstructionCorrection compiled_instruction_correction(const TileConfig& 
     case Variant::MmaTf32x3:
     case Variant::MmaTf32x1:
     case Variant::Mma16:
+    case Variant::Wgmma16:
       // The 4 lanes of a row group each divide by the row's l (rcp.rn: MUFU.RCP + two FFMAs).
       k.epilogue_mufu_per_row = 4;
       k.epilogue_ffma_per_row = 2.0 * 4;
@@ -42,7 +43,8 @@ double traits_warp_instructions_per_warp_tile(const GeometryAnalysis& a) {
   const TileInstructionCounts& t = a.per_kv_tile;
   const double thread_level = t.ffma + t.fp32_other + t.cvt + t.exp + t.shuffles + t.int_logic;
   const double warps = a.warps_per_block > 0 ? a.warps_per_block : 1;
-  return (thread_level / 32.0 + a.requests_per_kv_tile + t.mma + t.mma16) / warps;
+  const double tensor_issue = t.wgmma > 0 ? 4.0 * t.wgmma : t.mma16;  // a wgmma: one per warp of its warpgroup
+  return (thread_level / 32.0 + a.requests_per_kv_tile + t.mma + tensor_issue) / warps;
 }
 
 void apply_compiled_instruction_correction(GeometryAnalysis& a, const CompiledInstructionTable& table) {

@@ -110,6 +110,7 @@ Counts count_work(const Workload& w, const GeometryAnalysis& g) {
   c.int_logic = t.int_logic * compute;
   c.mma = t.mma * compute;
   c.mma16 = t.mma16 * compute;
+  c.wgmma = t.wgmma * compute;
   c.cvt = t.cvt * compute;
   c.barriers = t.barriers * visits;  // the whole block waits, skipping warps too
   for (const SiteAnalysis& s : g.sites) {
@@ -139,8 +140,10 @@ Counts count_work(const Workload& w, const GeometryAnalysis& g) {
   // mma.sync is one warp instruction each; the integer split one thread instruction per value.
   c.extra_warp_instructions = g.extra_warp_instructions_per_warp_tile * c.warp_tile_visits +
                               g.extra_warp_instructions_per_warp_block * double(g.warps_per_block) * blocks;
+  // A wgmma is issued by each of its warpgroup's 4 warps; its m16n8k16 equivalents are not issued.
+  const double tensor_issue = c.wgmma > 0 ? 4.0 * c.wgmma : c.mma16;
   c.warp_instructions = (c.ffma + c.fp32_other + c.cvt + c.exp + c.shuffles + c.int_logic) / 32.0 + c.smem_requests +
-                        c.mma + c.mma16 +
+                        c.mma + tensor_issue +
                         c.extra_warp_instructions;
 
   // Tails are masked in global memory: only the rows that exist move. Q and O: each of the

@@ -49,6 +49,10 @@ struct Counts {
   // counter counts them), and the conversions that pack two fp32 values into a 16-bit pair
   // (thread-level; F2FP, on the FP32 pipe's issue slots).
   double mma16 = 0, cvt = 0;
+  // wgmma.mma_async instructions, warpgroup-level (wgmma16); their FLOPs are in mma16 (as
+  // m16n8k16 equivalents, for the tensor time), their issue is 4 warp instructions each (one per
+  // warp of the warpgroup), which replaces mma16 in warp_instructions.
+  double wgmma = 0;
   // (warp, K/V tile) pairs that run the tile's compute: warps x visits, less the tiles causal
   // masking lets a warp skip (GeometryAnalysis::warps_skip_masked_tiles). The per-tile compute
   // counts scale with it; barriers and cp.async tile copies (the whole block's) with visits.

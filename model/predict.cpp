@@ -107,6 +107,11 @@ WaveTerms wave_terms(const BlockWork& b, double k, double n, double warps_per_bl
 
 std::optional<std::string> instruction_set_refusal(const TileConfig& c, const GpuSpec& gpu) {
   if (!uses_tensor_cores(c.variant)) return std::nullopt;
+  // wgmma, TMA and setmaxnreg: Hopper's sm_90a only (the mma.sync families: the checks below).
+  const int min_cc = variant_min_compute_capability(c.variant);
+  if (min_cc > kTensorCoreMinComputeCapability && gpu.compute_capability() < min_cc)
+    return std::string("needs sm_90a (wgmma, TMA: compute capability >= 9.0); ") + gpu.name + " is " +
+           std::to_string(gpu.cc_major) + "." + std::to_string(gpu.cc_minor);
   // TF32 for the fp32 tensor-core variants, the element type's own for mma16.
   const std::string kind = c.dtype == DType::Bf16 ? "BF16" : c.dtype == DType::Fp16 ? "FP16" : "TF32";
   if (gpu.compute_capability() < kTensorCoreMinComputeCapability)

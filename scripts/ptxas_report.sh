@@ -2,12 +2,14 @@
 # Registers and spills of every compiled kernel, from ptxas -v. Builds the kernels library in its
 # own build directory with FLASHTUNE_PTXAS_VERBOSE=ON and prints one line per kernel:
 #   variant d Br Bc layout registers spill_stores spill_loads stack
-# (the fp32 variants), or for mma16 the kernel's full config name in place of the five fields:
+# (the fp32 variants), or for mma16 and wgmma16 the kernel's full config name in place of the five
+# fields:
 #   mma16/d128/br128xbc64/swizzled/bf16/s2/qsmem registers spill_stores spill_loads stack
 # Exits 1 when any kernel spills. Usage: scripts/ptxas_report.sh [build-dir] [extra cmake args...]
 # ONLY=<stem>[,<stem>...] (instance file stems of kernels/CMakeLists.txt: row_smem, row_reg,
-# warp_groups, regtile_2d, mma_3xtf32, mma_1xtf32, mma16) compiles and reports those variants'
-# instance files only (build/kernels/CMakeFiles/flashtune_kernels.dir/instances/<stem>_d*.cu.o), not
+# warp_groups, regtile_2d, mma_3xtf32, mma_1xtf32, mma16, wgmma16) compiles and reports those variants'
+# instance files only (build/kernels/CMakeFiles/flashtune_kernels.dir/instances/<stem>_d*.cu.o, the
+# sm_90a ones under flashtune_kernels_sm90a.dir), not
 # the whole library: e.g. ONLY=mma16 scripts/ptxas_report.sh build-ptxas -DFLASHTUNE_SMALL_KERNEL_SET=OFF
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -16,17 +18,17 @@ shift || true
 cmake -S "$root" -B "$build" -G Ninja -DFLASHTUNE_PTXAS_VERBOSE=ON "$@" > /dev/null
 log="$build/ptxas.log"
 if [ -n "${ONLY:-}" ]; then
-  objdir=kernels/CMakeFiles/flashtune_kernels.dir/instances
+  objdir='kernels/CMakeFiles/flashtune_kernels(_sm90a)?\.dir/instances'
   targets=()
   for stem in ${ONLY//,/ }; do
-    found="$(ninja -C "$build" -t targets all | grep -o "^$objdir/${stem}_d[0-9]*\.cu\.o" | sort -u)"
+    found="$(ninja -C "$build" -t targets all | grep -oE "^$objdir/${stem}_d[0-9]*\.cu\.o" | sort -u)"
     [ -n "$found" ] || { echo "ptxas_report: no instance objects for '$stem' in $build" >&2; exit 2; }
     for t in $found; do targets+=("$t"); rm -f "$build/$t"; done
   done
   ninja -C "$build" -j"$(nproc)" "${targets[@]}" > "$log" 2>&1 || { cat "$log"; exit 2; }
 else
   # Touch nothing: force the kernel objects to recompile so that ptxas prints again.
-  find "$build" -path '*flashtune_kernels.dir*' -name '*.cu.o' -delete 2> /dev/null || true
+  find "$build" \( -path '*flashtune_kernels.dir*' -o -path '*flashtune_kernels_sm90a.dir*' \) -name '*.cu.o' -delete 2> /dev/null || true
   cmake --build "$build" --target flashtune_kernels -j"$(nproc)" > "$log" 2>&1 || { cat "$log"; exit 2; }
 fi
 
@@ -40,14 +42,15 @@ awk '
     label = name
     # _ZN9flashtune7kernels12mma16_kernelILi128ELi128ELi64ELNS_6LayoutE2ELi1ELi2ELi1EEEv...
     #   (D, BR, BC, Layout, DType 1 = bf16 / 2 = fp16, stages, q_smem)
-    #   -> mma16/d128/br128xbc64/swizzled/bf16/s2/qsmem, TileConfig::name(). First: the generic
-    #   pattern below matches its first five fields too.
-    if (match(name, /kernels12mma16_kernelILi[0-9]+ELi[0-9]+ELi[0-9]+ELNS_6LayoutE[0-9]ELi[0-9]+ELi[0-9]+ELi[0-9]+E/)) {
-      s = substr(name, RSTART, RLENGTH); sub(/^kernels12mma16_kernelILi/, "", s); sub(/E$/, "", s)
+    #   -> mma16/d128/br128xbc64/swizzled/bf16/s2/qsmem, TileConfig::name(); wgmma16_kernel (14)
+    #   the same. First: the generic pattern below matches its first five fields too.
+    if (match(name, /kernels(12mma16|14wgmma16)_kernelILi[0-9]+ELi[0-9]+ELi[0-9]+ELNS_6LayoutE[0-9]ELi[0-9]+ELi[0-9]+ELi[0-9]+E/)) {
+      s = substr(name, RSTART, RLENGTH); sub(/^kernels[0-9]+/, "", s); sub(/E$/, "", s)
+      v = s; sub(/_kernelILi.*/, "", v); sub(/^[a-z0-9]+_kernelILi/, "", s)
       gsub(/ELi|ELNS_6LayoutE/, " ", s)
       split(s, f, " "); lay = (f[4] == 0 ? "plain" : (f[4] == 1 ? "padded" : "swizzled"))
       dt = (f[5] == 1 ? "bf16" : (f[5] == 2 ? "fp16" : "dtype" f[5]))
-      label = sprintf("mma16/d%s/br%sxbc%s/%s/%s/s%s%s", f[1], f[2], f[3], lay, dt, f[6], f[7] != 0 ? "/qsmem" : "")
+      label = sprintf("%s/d%s/br%sxbc%s/%s/%s/s%s%s", v, f[1], f[2], f[3], lay, dt, f[6], f[7] != 0 ? "/qsmem" : "")
     } else if (match(name, /kernels[0-9]+[a-z_0-9]+_kernelILi[0-9]+ELi[0-9]+ELi[0-9]+ELNS_6LayoutE[0-9]/)) {
       # _ZN9flashtune7kernels15row_smem_kernelILi64ELi64ELi32ELNS_6LayoutE1EEEv... -> row_smem 64 64 32 1
       s = substr(name, RSTART, RLENGTH); sub(/^kernels[0-9]+/, "", s)

@@ -285,7 +285,7 @@ TEST(KernelTraits, CountsFollowTheLoopStructure) {
     const KernelGeometry g = make_geometry(c);
     // QK^T and PV; regtile_2d also counts its O rescale as FFMA. The tensor-core kernels do them
     // as warp-level m16n8k8 mma (2 x 16 x 8 x 8 FLOP each), 3 per product for 3xTF32.
-    if (c.variant == Variant::Mma16) {
+    if (c.variant == Variant::Mma16 || c.variant == Variant::Wgmma16) {
       EXPECT_DOUBLE_EQ(g.per_kv_tile.mma16 * kMmaM16n8k16Flops, 4.0 * c.Br * c.Bc * c.d) << c.name();
     } else if (uses_tensor_cores(c.variant)) {
       const int products = c.variant == Variant::MmaTf32x3 ? 3 : 1;

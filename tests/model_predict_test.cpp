@@ -383,6 +383,20 @@ TEST_F(PredictShipped, PascalRefusesTensorCoreConfigs) {
   EXPECT_THROW(predict({1, 1024, 64, false, 0}, catalog.analysis(c), none, Coefficients{}), std::invalid_argument);
 }
 
+// wgmma16 (wgmma, TMA) needs sm_90a: a cc 8.x spec refuses it in one line, an sm_90 spec does not.
+TEST_F(PredictShipped, WgmmaConfigsNeedSm90) {
+  const TileConfig c{Variant::Wgmma16, 128, 128, 128, Layout::Swizzled, DType::Bf16, 2, false};
+  GpuSpec older = h200;
+  older.name = "an sm_80 GPU";
+  older.cc_major = 8;
+  older.cc_minor = 0;
+  const auto why = instruction_set_refusal(c, older);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_EQ(*why, "needs sm_90a (wgmma, TMA: compute capability >= 9.0); an sm_80 GPU is 8.0");
+  EXPECT_FALSE(instruction_set_refusal(c, h200).has_value());
+  EXPECT_FALSE(instruction_set_refusal({Variant::Mma16, 64, 128, 64, Layout::Swizzled, DType::Bf16, 2, false}, older));
+}
+
 // The 16-bit family on the same tensor pipe: m16n8k16 FLOPs at the spec's rate for the element
 // type times the one tensor efficiency (no per-dtype factor), half the bytes of fp32 everywhere,
 // and a one-line refusal where the spec has no such tensor cores.

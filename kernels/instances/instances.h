@@ -17,4 +17,11 @@ struct InstanceFile {
   static void add(std::vector<const KernelInstance*>& out);
 };
 
+// The sm_90a family registers its own instance class (kernels/wgmma16_instance.cuh defines add;
+// its instance files are compiled only where the build targets sm_90a).
+template <int D>
+struct InstanceFile<Variant::Wgmma16, D> {
+  static void add(std::vector<const KernelInstance*>& out);
+};
+
 }  // namespace flashtune::kernels

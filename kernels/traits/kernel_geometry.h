@@ -70,6 +70,9 @@ struct TileInstructionCounts {
   // P V, O before its store).
   double mma16 = 0;
   double cvt = 0;
+  // Hopper's warpgroup-level wgmma.mma_async instructions (wgmma16), one per warpgroup; their
+  // FLOPs are also counted in mma16 (as m16n8k16 equivalents) for the tensor pipe's time.
+  double wgmma = 0;
 };
 
 // FLOPs of one mma.sync m16n8k8 warp instruction.

@@ -20,10 +20,12 @@ enum class Variant : int {
   MmaTf32x1 = 5,   // the same kernel with one TF32 product per mma: fast, TF32-accurate (opt-in)
   Mma16 = 6,       // tensor cores on 16-bit data: mma.sync m16n8k16 bf16 / fp16, fp32 accumulate and
                    // softmax statistics, ldmatrix fragments, a multi-stage cp.async K/V pipeline
+  Wgmma16 = 7,     // Hopper-native (sm_90a) 16-bit: a producer warp issues TMA copies into an mbarrier
+                   // ring, consumer warpgroups run wgmma.mma_async with S and O in registers
 };
 inline constexpr Variant kAllVariants[] = {Variant::RowSmem,   Variant::RowReg,    Variant::WarpGroups,
                                            Variant::RegTile2D, Variant::MmaTf32x3, Variant::MmaTf32x1,
-                                           Variant::Mma16};
+                                           Variant::Mma16,     Variant::Wgmma16};
 
 // Element type of Q, K, V and O. Every kernel accumulates and keeps the softmax statistics in fp32;
 // the element type is what is stored and moved, and what the tensor cores multiply. It is a
@@ -72,9 +74,15 @@ constexpr bool precision_admits(Precision requested, Variant v) {
 }
 // Tensor-core variants need TF32 mma.sync (compute capability 8.0 or newer).
 constexpr bool uses_tensor_cores(Variant v) {
-  return v == Variant::MmaTf32x3 || v == Variant::MmaTf32x1 || v == Variant::Mma16;
+  return v == Variant::MmaTf32x3 || v == Variant::MmaTf32x1 || v == Variant::Mma16 || v == Variant::Wgmma16;
 }
 inline constexpr int kTensorCoreMinComputeCapability = 80;  // major * 10 + minor
+// wgmma, TMA tensor copies and setmaxnreg exist on sm_90a only (Hopper, compute capability 9.0).
+inline constexpr int kWgmmaMinComputeCapability = 90;
+// The lowest compute capability (major * 10 + minor) a variant's instructions run on; 0: any.
+constexpr int variant_min_compute_capability(Variant v) {
+  return v == Variant::Wgmma16 ? kWgmmaMinComputeCapability : uses_tensor_cores(v) ? kTensorCoreMinComputeCapability : 0;
+}
 
 constexpr const char* precision_name(Precision p) { return p == Precision::Tf32 ? "tf32" : "fp32"; }
 // Relative L2 error against the double reference that a result of this precision must stay under.
@@ -109,6 +117,7 @@ constexpr const char* variant_name(Variant v) {
     case Variant::MmaTf32x3: return "mma_3xtf32";
     case Variant::MmaTf32x1: return "mma_1xtf32";
     case Variant::Mma16: return "mma16";
+    case Variant::Wgmma16: return "wgmma16";
   }
   return "?";
 }

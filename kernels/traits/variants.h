@@ -19,13 +19,14 @@
 #include "row_smem_traits.h"
 #include "tile_config.h"
 #include "warp_groups_traits.h"
+#include "wgmma16_traits.h"
 
 namespace flashtune {
 
 namespace traits {
 // Every variant's traits struct, at the index of its Variant value (the order of kAllVariants):
 // the one list of variants that visit_variant and the kernel registry iterate.
-using AllTraits = std::tuple<RowSmem, RowReg, WarpGroups, RegTile2D, MmaTf32x3, MmaTf32x1, Mma16>;
+using AllTraits = std::tuple<RowSmem, RowReg, WarpGroups, RegTile2D, MmaTf32x3, MmaTf32x1, Mma16, Wgmma16>;
 
 template <Variant V>
 using TraitsOf = std::tuple_element_t<static_cast<std::size_t>(V), AllTraits>;
@@ -71,11 +72,22 @@ inline KernelGeometry make_geometry(const TileConfig& c) {
   return g ? *g : KernelGeometry{};
 }
 
+// Whether this build compiles variant v at all. The sm_90a family (wgmma16) exists only where the
+// build targets sm_90 (kernels/CMakeLists.txt defines FLASHTUNE_WGMMA on the traits then); every
+// other variant is always compiled.
+#if FLASHTUNE_WGMMA
+inline constexpr bool kWgmmaBuilt = true;
+#else
+inline constexpr bool kWgmmaBuilt = false;
+#endif
+constexpr bool variant_built(Variant v) { return v != Variant::Wgmma16 || kWgmmaBuilt; }
+
 // Every instantiation the kernels library compiles, in a stable order (variant, d, Br, Bc, layout).
 inline const std::vector<TileConfig>& compiled_configs() {
   static const std::vector<TileConfig> all = [] {
     std::vector<TileConfig> v;
     for (Variant var : kAllVariants) {
+      if (!variant_built(var)) continue;
       traits::visit_variant(var, [&](auto t) {
         for (const TileConfig& c : decltype(t)::kCompiled) v.push_back(c);
         return 0;

@@ -1,0 +1,266 @@
+// Traits of the Hopper-native 16-bit kernel (sm_90a): warp-specialized FlashAttention forward on
+// wgmma.mma_async with TMA tile copies into an mbarrier ring. The kernel template
+// (kernels/wgmma16.cuh) and the model's geometry both read this file. Plain C++17, no CUDA.
+//
+// Shape of the kernel (one block per Br query rows of one batch entry; FA2 loop over K/V tiles):
+//   warpgroup 0        the producer: one thread issues the TMA copies, Q once, then K and V tile t
+//                      into stage t % stages once the consumers have released that stage; the other
+//                      127 threads only give their registers away (setmaxnreg.dec);
+//   warpgroups 1 .. C  the consumers, 64 query rows each (Br = 64 C): per K/V tile
+//                      S = Q K^T    wgmma m64nBck16, A = Q and B = K both from shared memory
+//                                   (K-major: d is the contiguous dimension of both), d / 16 wgmma;
+//                      softmax      on the accumulator fragments in fp32, exactly as mma16 (FFMA
+//                                   with scale log2 e, MUFU.EX2, row max over the 4 lanes of a row);
+//                      O += P V     wgmma m64ndk16, A = P from registers (the S accumulator layout,
+//                                   packed in pairs to the dtype, is the A fragment layout), B = V
+//                                   from shared memory as stored, MN-major (d contiguous: the
+//                                   transpose bit of the instruction), Bc / 16 wgmma;
+//                      then release the stage (one mbarrier arrive per warp).
+//   The epilogue divides by l, rounds O to the dtype into the warpgroup's own rows of the Q tile
+//   (Q is no longer read) and stores them with one TMA copy per 64 columns (rows past N clipped).
+// Not yet (later steps of issue 25): ping-pong between the consumer warpgroups, softmax overlapped
+// with the next Q K^T, separate K and V barriers, a persistent scheduler, tf32.
+//
+// Shared memory: every tile in the TMA / wgmma 128-byte swizzle. A tile of `rows` x d is d / 64
+// column blocks, each `rows` rows of 128 bytes (64 elements); 16-byte chunk c of row r sits at chunk
+// c ^ (r % 8) of that row. Block bases are multiples of 1024 bytes (the swizzle's period of 8 rows),
+// which the swizzle needs. Layout: Q [Br, d], then `stages` K tiles [Bc, d], then `stages` V tiles,
+// then the mbarriers (full and empty per stage, one for Q), plus 1 KB to align the dynamic base.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "kernels/traits/kernel_geometry.h"
+#include "kernels/traits/tile_config.h"
+#include "kernels/traits/traits_common.h"
+
+namespace flashtune::traits {
+
+// What the library compiles where the build targets sm_90 (kernels/CMakeLists.txt compiles them for
+// sm_90a): d 64 and 128, two consumer warpgroups (Br = 128) with Bc 64 or 128 and 2 or 3 stages,
+// one consumer warpgroup (Br = 64) at d = 128 for grids too small to fill the SMs; fp16 the likely
+// winners only (the same pipe and rate as bf16).
+struct Wgmma16Compiled {
+  static constexpr Variant V = Variant::Wgmma16;
+  static constexpr Layout S = Layout::Swizzled;
+  static constexpr DType B = DType::Bf16, H = DType::Fp16;
+#if FLASHTUNE_SMALL_KERNEL_SET && !FLASHTUNE_MMA16_FULL_SET
+  static constexpr TileConfig kList[] = {
+      {V, 64, 128, 128, S, B, 2, false},
+      {V, 128, 128, 128, S, B, 2, false},
+  };
+#else
+  static constexpr TileConfig kList[] = {
+      {V, 64, 128, 64, S, B, 2, false},
+      {V, 64, 128, 128, S, B, 2, false},
+      {V, 64, 128, 128, S, B, 3, false},
+      {V, 64, 128, 128, S, H, 2, false},
+      {V, 128, 64, 128, S, B, 2, false},
+      {V, 128, 128, 64, S, B, 2, false},
+      {V, 128, 128, 64, S, B, 3, false},
+      {V, 128, 128, 128, S, B, 2, false},
+      {V, 128, 128, 128, S, H, 2, false},
+  };
+#endif
+};
+
+struct Wgmma16 {
+  static constexpr Variant kVariant = Variant::Wgmma16;
+  // Causal query tiles run heavy first (kernels/attention_params.cuh), on a batch-fastest grid.
+  static constexpr bool kCausalHeavyFirst = true;
+
+  // ---- roles -----------------------------------------------------------------------------------
+  static constexpr int kWarpgroupThreads = 128;
+  static constexpr int kRowsPerConsumer = 64;  // the M of every wgmma
+  static constexpr int kElementBytes = 2;
+  static constexpr int consumers(const TileConfig& c) { return c.Br / kRowsPerConsumer; }
+  static constexpr int threads(const TileConfig& c) { return kWarpgroupThreads * (1 + consumers(c)); }
+  // Registers per thread by role (setmaxnreg, sm_90a): the producer keeps 24, the minimum; the
+  // consumers take 240 (S, P and O of a d = 128, Bc = 128 tile: 64 + 32 + 64, plus the softmax
+  // state and addressing). 128 x (24 + 2 x 240) = 64512 of the SM's 65536. With one consumer the
+  // launch already grants 255 to every thread, so no reallocation.
+  static constexpr int kProducerRegisters = 24;
+  static constexpr int kConsumerRegisters = 240;
+  static constexpr bool reallocates_registers(const TileConfig& c) { return consumers(c) > 1; }
+  // What the launch grants every thread under __launch_bounds__(threads, 1): the register file
+  // over the block, in the allocation unit of 8, at most 255. ptxas reports this value.
+  static constexpr int launch_registers(const TileConfig& c) {
+    const int r = (65536 / threads(c)) / 8 * 8;
+    return r < 255 ? r : 255;
+  }
+  // Per thread, as ptxas reports it: the launch value where the warpgroups reallocate (ptxas -v
+  // prints the register count at entry); with one consumer, what the consumer code needs: S, O and
+  // P (Bc / 2 + d / 2 + Bc / 4) and 22 for the softmax state and addressing (ptxas on sm_90a, nvcc
+  // 13.0: 182 for d = 128, Bc = 128, tests/data/ptxas_registers_sm90.json).
+  static constexpr int registers_estimate(const TileConfig& c) {
+    if (reallocates_registers(c)) return launch_registers(c);
+    const int r = s_registers(c.Bc) + o_registers(c.d) + c.Bc / 4 + 22;
+    return r < 255 ? r : 255;
+  }
+
+  // ---- shared-memory layout (byte offsets from the 1024-aligned base) --------------------------
+  static constexpr int kSwizzleBytes = 128;  // CU_TENSOR_MAP_SWIZZLE_128B, descriptor mode 1
+  static constexpr int kSwizzleAtomBytes = 8 * kSwizzleBytes;
+  static constexpr int kBlockColumns = kSwizzleBytes / kElementBytes;  // 64 elements per row of a block
+  static constexpr int column_blocks(int d) { return d / kBlockColumns; }
+  static constexpr int block_bytes(int rows) { return rows * kSwizzleBytes; }
+  static constexpr int tile_bytes(int rows, int d) { return rows * d * kElementBytes; }
+  // Byte of element (row, col) in a [rows, d] tile: column block col / 64, 16-byte chunk
+  // (col % 64) / 8 XOR row % 8, element col % 8 in the chunk.
+  static constexpr int element_byte(int rows, int row, int col) {
+    return (col / kBlockColumns) * block_bytes(rows) + row * kSwizzleBytes +
+           16 * (((col % kBlockColumns) / 8) ^ (row % 8)) + kElementBytes * (col % 8);
+  }
+  static constexpr int q_base(const TileConfig&) { return 0; }
+  static constexpr int q_bytes(const TileConfig& c) { return tile_bytes(c.Br, c.d); }
+  static constexpr int kv_tile_bytes(const TileConfig& c) { return tile_bytes(c.Bc, c.d); }
+  static constexpr int k_base(const TileConfig& c, int stage) { return q_bytes(c) + stage * kv_tile_bytes(c); }
+  static constexpr int v_base(const TileConfig& c, int stage) { return k_base(c, c.stages) + stage * kv_tile_bytes(c); }
+  // mbarriers (8 bytes each): full[stage] (TMA bytes landed), empty[stage] (every consumer warp done
+  // with the stage), then the Q barrier.
+  static constexpr int barrier_base(const TileConfig& c) { return v_base(c, c.stages); }
+  static constexpr int full_barrier(const TileConfig& c, int stage) { return barrier_base(c) + 8 * stage; }
+  static constexpr int empty_barrier(const TileConfig& c, int stage) { return barrier_base(c) + 8 * (c.stages + stage); }
+  static constexpr int q_barrier(const TileConfig& c) { return barrier_base(c) + 16 * c.stages; }
+  static constexpr int kBaseAlignSlack = 1024;  // the dynamic base is aligned up to 1024 in the kernel
+  static constexpr int smem_bytes(const TileConfig& c) { return q_barrier(c) + 8 + kBaseAlignSlack; }
+  // Arrivals that free a stage: one per consumer warp, after its wgmma.wait_group 0.
+  static constexpr int empty_arrivals(const TileConfig& c) { return 4 * consumers(c); }
+  // TMA bytes that complete a stage's full barrier and the Q barrier.
+  static constexpr int stage_tx_bytes(const TileConfig& c) { return 2 * kv_tile_bytes(c); }
+  static constexpr int q_tx_bytes(const TileConfig& c) { return q_bytes(c); }
+  // TMA boxes: 64 columns (one 128-byte swizzled row) x 64 rows for Q and O (one consumer's rows),
+  // x Bc rows for K and V.
+  static constexpr int kQBoxRows = kRowsPerConsumer;
+
+  // ---- wgmma shared-memory matrix descriptors (PTX ISA, "matrix descriptor format") -------------
+  // bits 0-13 start address >> 4, 16-29 leading byte offset >> 4, 32-45 stride byte offset >> 4,
+  // 62-63 swizzle mode (1 = 128 B).
+  static constexpr uint64_t descriptor(uint32_t addr, uint32_t lbo, uint32_t sbo) {
+    return (uint64_t((addr & 0x3FFFF) >> 4)) | (uint64_t(lbo >> 4) << 16) | (uint64_t(sbo >> 4) << 32) |
+           (uint64_t(1) << 62);
+  }
+  // K-major operands (Q as A, K as B of Q K^T): 8-row groups 1024 bytes apart (the stride offset);
+  // the leading offset is unused with the 128-byte swizzle (1 by convention). k-step kk (16
+  // elements, 32 bytes) moves 32 bytes along the swizzled row inside column block kk / 4.
+  static constexpr uint32_t kmajor_step_bytes(int rows, int kk) {
+    return static_cast<uint32_t>((kk / 4) * block_bytes(rows) + (kk % 4) * 32);
+  }
+  static constexpr uint64_t kmajor_descriptor(uint32_t addr) { return descriptor(addr, 16, kSwizzleAtomBytes); }
+  // V as the MN-major B of P V (d contiguous, keys down the rows): 8 keys per 1024-byte group (the
+  // stride offset), the next 64 columns of d one column block further (the leading offset,
+  // Bc x 128 bytes); k-step kk (16 keys) starts 16 rows down.
+  static constexpr uint32_t v_step_bytes(int kk) { return static_cast<uint32_t>(16 * kk * kSwizzleBytes); }
+  static constexpr uint64_t v_descriptor(uint32_t addr, int bc) {
+    return descriptor(addr, static_cast<uint32_t>(block_bytes(bc)), kSwizzleAtomBytes);
+  }
+
+  // ---- instructions per K/V tile and consumer warpgroup ------------------------------------------
+  static constexpr int qk_wgmmas(const TileConfig& c) { return c.d / 16; }   // m64nBck16
+  static constexpr int pv_wgmmas(const TileConfig& c) { return c.Bc / 16; }  // m64ndk16
+  // Accumulator registers per consumer thread: S is 64 x Bc fp32 over 128 threads, O 64 x d.
+  static constexpr int s_registers(int bc) { return bc / 2; }
+  static constexpr int o_registers(int d) { return d / 2; }
+
+  // ---- what can be built -------------------------------------------------------------------------
+  static constexpr bool is_dtype(DType t) { return t == DType::Bf16 || t == DType::Fp16; }
+  static constexpr TileFault fault(const TileConfig& c) {
+    if (const TileFault f = common_shape_fault(c, kVariant); f != TileFault::None) return f;
+    if (!is_dtype(c.dtype)) return TileFault::ElementType;
+    if (c.d != 64 && c.d != 128) return TileFault::VariantHeadDim;
+    if (c.Br != 64 && c.Br != 128) return TileFault::VariantRows;
+    if (c.Bc != 64 && c.Bc != 128) return TileFault::VariantCols;
+    if (c.stages < 2 || c.stages > 4) return TileFault::VariantStages;
+    if (c.layout != Layout::Swizzled) return TileFault::Layout;
+    if (c.q_smem) return TileFault::FixedKnobs;
+    return smem_fault(smem_bytes(c));
+  }
+  static std::optional<std::string> rejection(const TileConfig& c) {
+    const std::string name = variant_name(kVariant);
+    switch (const TileFault f = fault(c); f) {
+      case TileFault::None: return std::nullopt;
+      case TileFault::ElementType:
+        return name + " multiplies bf16 or fp16 operands, not " + dtype_name(c.dtype) + " (add /bf16 or /fp16)";
+      case TileFault::VariantHeadDim:
+        return name + " needs d in {64, 128} (rows of whole 128-byte swizzle blocks), got d=" + std::to_string(c.d);
+      case TileFault::VariantRows:
+        return name + " needs Br in {64, 128} (1 or 2 consumer warpgroups of 64 rows), got Br=" + std::to_string(c.Br);
+      case TileFault::VariantCols: return name + " needs Bc in {64, 128}, got Bc=" + std::to_string(c.Bc);
+      case TileFault::VariantStages:
+        return name + " needs 2 to 4 TMA stages (/s2, /s3, /s4), got " + std::to_string(c.stages);
+      case TileFault::Layout:
+        return name + " lays every tile out in the 128-byte TMA swizzle (layout swizzled), got " + layout_name(c.layout);
+      case TileFault::FixedKnobs: return name + " always reads Q from shared memory (no /qsmem knob)";
+      case TileFault::SharedMemory: return name + " " + c.name() + " " + smem_words(smem_bytes(c));
+      default: return fault_words(f, c, kVariant);
+    }
+  }
+
+  static constexpr const auto& kCompiled = Wgmma16Compiled::kList;
+
+  // ---- what the kernel template reads ------------------------------------------------------------
+  template <int D, int BR, int BC, Layout L, int DT, int STAGES, int QSMEM>
+  struct Tile {
+    static constexpr TileConfig kConfig{kVariant, D, BR, BC, L, static_cast<DType>(DT), STAGES, QSMEM != 0};
+    static constexpr int kConsumers = consumers(kConfig);
+    static constexpr int kThreads = threads(kConfig);
+    static constexpr int kSmemBytes = smem_bytes(kConfig);
+    static_assert(fault(kConfig) == TileFault::None, "wgmma16 cannot build this tile (rejection() says why)");
+  };
+
+  // ---- model geometry ------------------------------------------------------------------------------
+  static KernelGeometry geometry(const TileConfig& c);
+};
+
+static_assert(first_refused_compiled<Wgmma16>() == -1, "Wgmma16::kCompiled holds a tile rejection() refuses");
+
+inline KernelGeometry Wgmma16::geometry(const TileConfig& c) {
+  const int nthreads = threads(c), nconsumers = consumers(c), d = c.d, bc = c.Bc;
+  KernelGeometry g;
+  g.config = c;
+  g.threads_per_block = nthreads;
+  g.smem_bytes = smem_bytes(c);
+  g.registers_estimate = registers_estimate(c);
+
+  // Shared-memory instructions of the LSU: only the epilogue's O pair stores (TMA writes and wgmma
+  // reads go through the async proxy, not the LSU wavefronts the bank model counts). Consumer warp
+  // w (of the block's consumer warps, 4 per warpgroup) stores, per n8 block j of O and half h, the
+  // pair (row 16 (w % 4) + g + 8 h, columns 8 j + 2 t) of its warpgroup's 64 rows: instance
+  // i = j * 2 + h. The 128-byte swizzle puts the 8 rows g in 8 different 16-byte chunks: no conflict.
+  const int o_blocks = d / 8;
+  g.smem_sites.push_back(make_site(
+      "O pair store (epilogue)", SmemOp::Store, 4, SiteScope::PerBlock, 4 * nconsumers, 2LL * o_blocks,
+      [=](int warp, int lane, long long i) -> long long {
+        const int wg = warp / 4, wi = warp % 4, j = static_cast<int>(i / 2), h = static_cast<int>(i % 2);
+        const int row = 16 * wi + lane / 4 + 8 * h, col = 8 * j + 2 * (lane % 4);
+        return q_base(c) + element_byte(c.Br, kRowsPerConsumer * wg + row, col);
+      }));
+
+  // Counts of one full K/V tile per block. The tensor pipe's work is counted as mma16 instructions
+  // of the same FLOPs (m16n8k16, 4096 FLOPs each), so the model's bf16/fp16 tensor rate applies;
+  // the wgmma instructions themselves (warpgroup-level) in `wgmma`.
+  const double t = kWarpgroupThreads * nconsumers;  // consumer threads: only they do the math
+  TileInstructionCounts& n = g.per_kv_tile;
+  n.mma16 = 4.0 * c.Br * bc * d / kMmaM16n8k16Flops;
+  n.wgmma = double(nconsumers) * (qk_wgmmas(c) + pv_wgmmas(c));
+  // Per consumer thread: Bc / 2 scores of two rows.
+  n.exp = t * (bc / 2.0 + 2.0);         // exp2 per score, alpha per row
+  n.ffma = t * (bc / 2.0 + 2.0);        // the exp2 argument per score, l = l alpha + sum per row
+  n.fp32_other = t * (bc + d / 2.0 + 6.0);  // row max and sum, O *= alpha (d / 2), 3 per row
+  n.shuffles = t * 4.0;                 // row max: xor 1, 2 for each of the two rows
+  n.cvt = t * (bc / 4.0);               // P packed in pairs
+  n.barriers = 1;                       // one mbarrier wait (stage full) per consumer per tile
+
+  set_block_traffic(g, c);
+  g.kv_loads_overlap_compute = true;  // stages - 1 tiles in flight while one computes
+  // Consumer warpgroups skip the tiles past their causal diagonal, but the block also holds the
+  // producer warpgroup, which the model's per-warp skipping (rows_per_warp x warps = Br) cannot
+  // express yet: counted as if every warp visited every tile.
+  g.warps_skip_masked_tiles = false;
+  g.causal_heavy_first = kCausalHeavyFirst;
+  return g;
+}
+
+}  // namespace flashtune::traits

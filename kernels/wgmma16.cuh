@@ -1,0 +1,283 @@
+// Hopper-native (sm_90a) FlashAttention forward on 16-bit operands: a producer warpgroup feeds
+// TMA tile copies into an mbarrier ring of `stages` K/V stages, consumer warpgroups of 64 query rows
+// run wgmma.mma_async (S = Q K^T from shared memory, O += P V with P from registers), the online
+// softmax runs on the accumulator fragments in fp32. Roles, layout, descriptors and barriers come
+// from kernels/traits/wgmma16_traits.h (read it first); this file turns them into instructions.
+// Compiled for sm_90a only (kernels/CMakeLists.txt), with --expt-relaxed-constexpr (the traits'
+// functions run on the device).
+#pragma once
+
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include "kernels/attention_params.cuh"
+#include "kernels/hopper_ptx.cuh"
+#include "kernels/traits/wgmma16_traits.h"
+#include "kernels/wgmma_ops.cuh"
+
+namespace flashtune::kernels {
+
+// What the kernel receives: the four tensor maps (encoded on the host, kernels/tensor_map.h) and
+// the scalar parameters every family shares (its pointers unused: TMA addresses the operands).
+// A __grid_constant__ parameter, so that TMA may read the maps where they are.
+struct WgmmaParams {
+  CUtensorMap q, k, v, o;
+  AttentionParams p;
+};
+
+namespace wgmma16_detail {
+
+// The two shapes of each product: N = 64 or 128 (Bc for S, d for O).
+template <int DT, int N>
+__device__ __forceinline__ void mma_ss(float (&d)[N / 2], uint64_t a, uint64_t b, int scale_d) {
+  if constexpr (N == 64) wgmma::Ops<DT>::ss_n64(d, a, b, scale_d);
+  else wgmma::Ops<DT>::ss_n128(d, a, b, scale_d);
+}
+template <int DT, int N>
+__device__ __forceinline__ void mma_rs(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t b) {
+  if constexpr (N == 64) wgmma::Ops<DT>::rs_n64(d, a, b);
+  else wgmma::Ops<DT>::rs_n128(d, a, b);
+}
+
+// Two fp32 values to one register of the dtype pair: lo in bits 0-15 (the lower column).
+template <int DT>
+__device__ __forceinline__ uint32_t pack(float lo, float hi) {
+  uint32_t r;
+  if constexpr (DT == static_cast<int>(DType::Bf16))
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+  else
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+
+__device__ __forceinline__ float exp2_approx(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+
+__device__ __forceinline__ void st_shared_u32(uint32_t addr, uint32_t v) {
+  asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
+}
+
+template <int N>
+__device__ __forceinline__ void fence_registers(float (&r)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) hopper::fence_register(r[i]);
+}
+
+}  // namespace wgmma16_detail
+
+// One block per (query tile, batch entry); causal query tiles run last-first (heavy first) on a
+// batch-fastest grid, as mma16.
+template <int D, int BR, int BC, Layout L, int DT, int STAGES, int QSMEM>
+__global__ void __launch_bounds__(traits::Wgmma16::Tile<D, BR, BC, L, DT, STAGES, QSMEM>::kThreads, 1)
+    wgmma16_kernel(const __grid_constant__ WgmmaParams P) {
+  using R = traits::Wgmma16;
+  using T = R::Tile<D, BR, BC, L, DT, STAGES, QSMEM>;
+  namespace hp = hopper;
+  namespace wd = wgmma16_detail;
+  constexpr TileConfig kC = T::kConfig;
+  constexpr int kConsumers = T::kConsumers;
+  constexpr int kBlocks = R::column_blocks(D);
+  constexpr int kRows = R::kRowsPerConsumer;
+
+  extern __shared__ __align__(1024) unsigned char smem[];
+  // The swizzle needs 1024-byte aligned tiles; the dynamic base is only promised 16 (the traits
+  // reserve the slack).
+  const uint32_t sbase = (static_cast<uint32_t>(__cvta_generic_to_shared(smem)) + 1023u) & ~1023u;
+  const AttentionParams& p = P.p;
+  const int tid = static_cast<int>(threadIdx.x), wg = tid / R::kWarpgroupThreads;
+  const BlockCoords coords = block_coords<true>(p);
+  const int q_tile = p.causal ? p.q_tiles - 1 - coords.q_tile : coords.q_tile;
+  const Entry entry = entry_of(p, coords.batch);
+  const int head = static_cast<int>(entry.h), batch = static_cast<int>(entry.b);
+  const int q0 = q_tile * BR;
+  const int kv_tiles = kv_tile_count<BR, BC>(p, q_tile);
+  const uint32_t q_smem = sbase + R::q_base(kC), qbar = sbase + R::q_barrier(kC);
+  auto full = [&](int s) { return sbase + static_cast<uint32_t>(R::full_barrier(kC, s)); };
+  auto empty = [&](int s) { return sbase + static_cast<uint32_t>(R::empty_barrier(kC, s)); };
+
+  if (tid == 0) {
+#pragma unroll
+    for (int s = 0; s < STAGES; ++s) {
+      hp::mbarrier_init(full(s), 1);
+      hp::mbarrier_init(empty(s), R::empty_arrivals(kC));
+    }
+    hp::mbarrier_init(qbar, 1);
+    hp::fence_barrier_init();
+  }
+  __syncthreads();
+
+  if (wg == 0) {
+    // ---- producer: one thread issues every copy; the warpgroup gives its registers away ------
+    if constexpr (R::reallocates_registers(kC)) hp::setmaxnreg_dec<R::kProducerRegisters>();
+    if (tid == 0) {
+      hp::prefetch_tensor_map(&P.q);
+      hp::prefetch_tensor_map(&P.k);
+      hp::prefetch_tensor_map(&P.v);
+      hp::mbarrier_arrive_expect_tx(qbar, R::q_tx_bytes(kC));
+#pragma unroll
+      for (int b = 0; b < kBlocks; ++b)
+#pragma unroll
+        for (int w = 0; w < kConsumers; ++w)
+          hp::tma_load_4d(q_smem + b * R::block_bytes(BR) + w * R::block_bytes(kRows), &P.q, qbar,
+                          b * R::kBlockColumns, q0 + w * kRows, head, batch);
+      int stage = 0;
+      uint32_t phase = 0;
+      for (int t = 0; t < kv_tiles; ++t) {
+        // Stage `stage` was last filled with tile t - STAGES: wait until every consumer warp is
+        // done with it (the phase before this round's).
+        if (t >= STAGES) hp::mbarrier_wait(empty(stage), phase ^ 1u);
+        hp::mbarrier_arrive_expect_tx(full(stage), R::stage_tx_bytes(kC));
+        const uint32_t k_smem = sbase + R::k_base(kC, stage), v_smem = sbase + R::v_base(kC, stage);
+#pragma unroll
+        for (int b = 0; b < kBlocks; ++b) {
+          hp::tma_load_4d(k_smem + b * R::block_bytes(BC), &P.k, full(stage), b * R::kBlockColumns, t * BC, head, batch);
+          hp::tma_load_4d(v_smem + b * R::block_bytes(BC), &P.v, full(stage), b * R::kBlockColumns, t * BC, head, batch);
+        }
+        if (++stage == STAGES) {
+          stage = 0;
+          phase ^= 1u;
+        }
+      }
+    }
+    return;
+  }
+
+  // ---- consumers: warpgroup wg - 1 owns query rows q0 + 64 (wg - 1) .. + 63 -----------------------
+  if constexpr (R::reallocates_registers(kC)) hp::setmaxnreg_inc<R::kConsumerRegisters>();
+  const int cw = wg - 1, ctid = tid - R::kWarpgroupThreads * wg;
+  const int wi = ctid / 32, lane = ctid % 32, g = lane / 4, tq = lane % 4;
+  const int row_first = q0 + kRows * cw;
+  // This warpgroup's 64 rows of each column block of the Q tile (the A operand of Q K^T).
+  const uint32_t q_rows = q_smem + cw * R::block_bytes(kRows);
+  const float sl2e = p.scale_log2e;
+
+  float o[R::o_registers(D)];
+#pragma unroll
+  for (int i = 0; i < R::o_registers(D); ++i) o[i] = 0.0f;
+  // Rows g and g + 8 of this warp's 16 (h = 0, 1): accumulator elements 4 j + 2 h, 4 j + 2 h + 1.
+  float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.0f, 0.0f};  // l: this lane's share
+
+  hp::mbarrier_wait(qbar, 0);
+  int stage = 0;
+  uint32_t phase = 0;
+  for (int t = 0; t < kv_tiles; ++t) {
+    hp::mbarrier_wait(full(stage), phase);
+    const int kv0 = t * BC;
+    // Under causal, a tile whose first key is after this warpgroup's last row is all masked.
+    if (!(p.causal && kv0 > row_first + kRows - 1)) {
+      // S = Q K^T (unscaled, fp32): d / 16 wgmma, the first overwriting S.
+      const uint32_t k_smem = sbase + R::k_base(kC, stage);
+      float s[R::s_registers(BC)];
+#pragma unroll
+      for (int i = 0; i < R::s_registers(BC); ++i) s[i] = 0.0f;
+      wd::fence_registers(s);
+      hp::wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < D / 16; ++kk)
+        wd::mma_ss<DT, BC>(s, R::kmajor_descriptor(q_rows + R::kmajor_step_bytes(BR, kk)),
+                           R::kmajor_descriptor(k_smem + R::kmajor_step_bytes(BC, kk)), kk > 0 ? 1 : 0);
+      hp::wgmma_commit();
+      hp::wgmma_wait<0>();
+      wd::fence_registers(s);
+
+      // Keys past N, and keys after the row where the tile crosses this warpgroup's diagonal.
+      if (kv0 + BC > p.N || (p.causal && kv0 + BC - 1 > row_first)) {
+#pragma unroll
+        for (int j = 0; j < BC / 8; ++j)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const int row = row_first + 16 * wi + g + 8 * (e / 2);
+            if (masked(p, row, kv0 + 8 * j + 2 * tq + e % 2)) s[4 * j + e] = -INFINITY;
+          }
+      }
+
+      // Online softmax in fp32, per row h of the lane's two.
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        float mx = -INFINITY;
+#pragma unroll
+        for (int j = 0; j < BC / 8; ++j) mx = fmaxf(mx, fmaxf(s[4 * j + 2 * h], s[4 * j + 2 * h + 1]));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+        const float m_new = fmaxf(m_run[h], mx);
+        // A row with every score so far masked keeps -inf; subtracting 0 keeps exp2 at 0.
+        const float m_scaled = m_new == -INFINITY ? 0.0f : m_new * sl2e;
+        const float alpha = wd::exp2_approx(fmaf(m_run[h], sl2e, -m_scaled));
+        float sum = 0.0f;
+#pragma unroll
+        for (int j = 0; j < BC / 8; ++j) {
+          s[4 * j + 2 * h] = wd::exp2_approx(fmaf(s[4 * j + 2 * h], sl2e, -m_scaled));
+          s[4 * j + 2 * h + 1] = wd::exp2_approx(fmaf(s[4 * j + 2 * h + 1], sl2e, -m_scaled));
+          sum += s[4 * j + 2 * h] + s[4 * j + 2 * h + 1];
+        }
+        l_run[h] = fmaf(l_run[h], alpha, sum);
+        m_run[h] = m_new;
+#pragma unroll
+        for (int j = 0; j < D / 8; ++j) {
+          o[4 * j + 2 * h] *= alpha;
+          o[4 * j + 2 * h + 1] *= alpha;
+        }
+      }
+
+      // P, packed to the dtype: accumulator blocks 2 kk and 2 kk + 1 are the A fragment of k-step kk.
+      uint32_t pa[BC / 16][4];
+#pragma unroll
+      for (int kk = 0; kk < BC / 16; ++kk) {
+        pa[kk][0] = wd::pack<DT>(s[8 * kk + 0], s[8 * kk + 1]);
+        pa[kk][1] = wd::pack<DT>(s[8 * kk + 2], s[8 * kk + 3]);
+        pa[kk][2] = wd::pack<DT>(s[8 * kk + 4], s[8 * kk + 5]);
+        pa[kk][3] = wd::pack<DT>(s[8 * kk + 6], s[8 * kk + 7]);
+      }
+
+      // O += P V: Bc / 16 wgmma, V MN-major from the stage.
+      const uint32_t v_smem = sbase + R::v_base(kC, stage);
+      wd::fence_registers(o);
+      hp::wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < BC / 16; ++kk)
+        wd::mma_rs<DT, D>(o, pa[kk], R::v_descriptor(v_smem + R::v_step_bytes(kk), BC));
+      hp::wgmma_commit();
+      hp::wgmma_wait<0>();
+      wd::fence_registers(o);
+    }
+    // This warp is done with the stage (its wgmma completed): one arrival of the 4 x consumers.
+    __syncwarp();
+    if (lane == 0) hp::mbarrier_arrive(empty(stage));
+    if (++stage == STAGES) {
+      stage = 0;
+      phase ^= 1u;
+    }
+  }
+
+  // Epilogue: O / l rounded to the dtype into this warpgroup's rows of the Q tile (its own Q reads
+  // are complete), then one TMA store per column block; rows past N are clipped by the map.
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    float l = l_run[h];
+    l += __shfl_xor_sync(0xffffffffu, l, 1);
+    l += __shfl_xor_sync(0xffffffffu, l, 2);
+    const float inv = l > 0.0f ? 1.0f / l : 0.0f;
+    const int row = kRows * cw + 16 * wi + g + 8 * h;
+#pragma unroll
+    for (int j = 0; j < D / 8; ++j)
+      wd::st_shared_u32(q_smem + R::element_byte(BR, row, 8 * j + 2 * tq),
+                        wd::pack<DT>(o[4 * j + 2 * h] * inv, o[4 * j + 2 * h + 1] * inv));
+  }
+  hp::fence_proxy_async_shared();
+  hp::named_barrier_sync(1 + cw, R::kWarpgroupThreads);
+  if (ctid == 0) {
+#pragma unroll
+    for (int b = 0; b < kBlocks; ++b)
+      hp::tma_store_4d(&P.o, q_rows + b * R::block_bytes(BR), b * R::kBlockColumns, row_first, head, batch);
+    hp::tma_store_commit();
+    hp::tma_store_wait_read();
+  }
+}
+
+}  // namespace flashtune::kernels

@@ -1,0 +1,133 @@
+// The KernelInstance of the sm_90a family: refuses devices below compute capability 9.0, encodes
+// the four TMA tensor maps on the host for every launch and passes them by value
+// (__grid_constant__). InstanceFile<Variant::Wgmma16, D>::add, which the wgmma16 instance files
+// (instances/wgmma16_instance.cu.in) instantiate, registers one per compiled config of that d.
+#pragma once
+
+#include <climits>
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kernels/instances/instances.h"
+#include "kernels/registry.h"
+#include "kernels/support_checks.h"
+#include "kernels/tensor_map.h"
+#include "kernels/traits/variants.h"
+#include "kernels/wgmma16.cuh"
+
+namespace flashtune::kernels {
+
+template <int D, int BR, int BC, Layout L, int DT, int STAGES, int QSMEM>
+class Wgmma16Instance final : public KernelInstance {
+ public:
+  using Traits = traits::Wgmma16;
+  using Tile = Traits::Tile<D, BR, BC, L, DT, STAGES, QSMEM>;
+
+  const TileConfig& config() const override { return config_; }
+
+  Support can_implement(const Workload& w, const DeviceLimits& dev) const override {
+    const int cc = dev.cc_major * 10 + dev.cc_minor;
+    if (cc < kWgmmaMinComputeCapability)
+      return Support::no(std::string(variant_name(Traits::kVariant)) + " needs an sm_90a GPU (wgmma, TMA): " + dev.name +
+                         " is compute capability " + std::to_string(dev.cc_major) + "." + std::to_string(dev.cc_minor));
+    return check_support(config_, Tile::kThreads, Tile::kSmemBytes, BR, Traits::kCausalHeavyFirst, w, dev);
+  }
+
+  Support can_address(const AttentionTensors& t, const Workload& w) const override {
+    WgmmaParams params{};
+    return encode_maps(params, t, w);
+  }
+
+  using KernelInstance::launch;
+
+  cudaError_t launch(const AttentionTensors& t, const Workload& w, cudaStream_t stream) const override {
+    if (w.d != D || w.dtype != config_.dtype || w.B < 1 || w.N < 1 || w.N > INT_MAX || !check_tensors(t, w))
+      return cudaErrorInvalidValue;
+    const LaunchShape shape = launch_shape(w, BR, Traits::kCausalHeavyFirst);
+    if (!shape.ok) return cudaErrorInvalidConfiguration;
+    WgmmaParams params{};
+    if (!encode_maps(params, t, w)) return cudaErrorInvalidValue;
+    const void* fn = reinterpret_cast<const void*>(&wgmma16_kernel<D, BR, BC, L, DT, STAGES, QSMEM>);
+    // Opting in above 48 KB is a per-function attribute; set every launch (host-only, cheap) so a
+    // second device or a fresh context is covered.
+    if (const cudaError_t e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, Tile::kSmemBytes);
+        e != cudaSuccess)
+      return e;
+    const AttentionStrides& st = t.strides;
+    params.p = AttentionParams{static_cast<const float*>(t.q),
+                               static_cast<const float*>(t.k),
+                               static_cast<const float*>(t.v),
+                               static_cast<float*>(t.o),
+                               device_strides(st.q),
+                               device_strides(st.k),
+                               device_strides(st.v),
+                               device_strides(st.o),
+                               static_cast<int>(st.heads),
+                               w.B,
+                               static_cast<int>(w.N),
+                               shape.q_tiles,
+                               static_cast<int>(shape.order),
+                               w.causal ? 1 : 0,
+                               w.effective_scale() * 1.4426950408889634f};
+    void* args[] = {&params};
+    return cudaLaunchKernel(fn, shape.grid, dim3(Tile::kThreads), args, static_cast<std::size_t>(Tile::kSmemBytes),
+                            stream);
+  }
+
+  KernelResources resources() const override {
+    KernelResources r;
+    cudaFuncAttributes a{};
+    if (cudaFuncGetAttributes(&a, reinterpret_cast<const void*>(&wgmma16_kernel<D, BR, BC, L, DT, STAGES, QSMEM>)) ==
+        cudaSuccess) {
+      r.registers = a.numRegs;
+      r.static_smem_bytes = static_cast<int>(a.sharedSizeBytes);
+      r.local_bytes = static_cast<int>(a.localSizeBytes);
+      r.max_threads_per_block = a.maxThreadsPerBlock;
+    }
+    r.dynamic_smem_bytes = Tile::kSmemBytes;
+    r.threads_per_block = Tile::kThreads;
+    return r;
+  }
+
+ private:
+  static DeviceStrides device_strides(const OperandStrides& s) { return {s.batch, s.head, static_cast<int>(s.row)}; }
+
+  // Q and O in boxes of one consumer's 64 rows, K and V in boxes of Bc rows.
+  static Support encode_maps(WgmmaParams& params, const AttentionTensors& t, const Workload& w) {
+    if (Support s = check_tensors(t, w); !s) return s;
+    const long long heads = t.strides.heads;
+    if (Support s = encode_operand_map(params.q, "q", t.q, t.strides.q, heads, w, Traits::kQBoxRows); !s) return s;
+    if (Support s = encode_operand_map(params.k, "k", t.k, t.strides.k, heads, w, BC); !s) return s;
+    if (Support s = encode_operand_map(params.v, "v", t.v, t.strides.v, heads, w, BC); !s) return s;
+    return encode_operand_map(params.o, "o", t.o, t.strides.o, heads, w, Traits::kQBoxRows);
+  }
+
+  TileConfig config_ = Tile::kConfig;
+};
+
+template <int D, int CD, int CBR, int CBC, Layout CL, int CDT, int CS, int CQ>
+void add_wgmma16_if_d(std::vector<const KernelInstance*>& out) {
+  if constexpr (CD == D) {
+    static const Wgmma16Instance<CD, CBR, CBC, CL, CDT, CS, CQ> instance;
+    out.push_back(&instance);
+  }
+}
+
+template <int D, std::size_t... I>
+void add_wgmma16_compiled(std::vector<const KernelInstance*>& out, std::index_sequence<I...>) {
+  using Traits = traits::Wgmma16;
+  (add_wgmma16_if_d<D, Traits::kCompiled[I].d, Traits::kCompiled[I].Br, Traits::kCompiled[I].Bc,
+                    Traits::kCompiled[I].layout, static_cast<int>(Traits::kCompiled[I].dtype), Traits::kCompiled[I].stages,
+                    Traits::kCompiled[I].q_smem ? 1 : 0>(out),
+   ...);
+}
+
+template <int D>
+void InstanceFile<Variant::Wgmma16, D>::add(std::vector<const KernelInstance*>& out) {
+  constexpr std::size_t n = sizeof(traits::Wgmma16::kCompiled) / sizeof(traits::Wgmma16::kCompiled[0]);
+  add_wgmma16_compiled<D>(out, std::make_index_sequence<n>{});
+}
+
+}  // namespace flashtune::kernels
