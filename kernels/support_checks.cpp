@@ -30,6 +30,18 @@ LaunchShape launch_shape(const Workload& w, int Br, bool heavy_first) {
   return s;
 }
 
+Support check_inference_shape(const Workload& w) {
+  using std::to_string;
+  if (w.kv_len < 0) return Support::no("kv_len=" + to_string(w.kv_len) + " must be >= 0 (0 means N)");
+  if (w.keys() > INT_MAX)
+    return Support::no("kv_len=" + to_string(w.keys()) + " is above the kernels' limit " + to_string(INT_MAX));
+  if (w.kv_group < 1) return Support::no("kv_group=" + to_string(w.kv_group) + " must be >= 1");
+  if (w.causal && w.N > w.keys())
+    return Support::no("causal with N=" + to_string(w.N) + " query rows above kv_len=" + to_string(w.keys()) +
+                       " keys: bottom-right alignment would leave the first rows no key");
+  return Support::yes();
+}
+
 Support check_support(const TileConfig& c, int threads, int smem_bytes, int Br, bool heavy_first, const Workload& w,
                       const DeviceLimits& dev) {
   using std::to_string;

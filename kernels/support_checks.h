@@ -21,6 +21,10 @@ struct LaunchShape {
 };
 LaunchShape launch_shape(const Workload& w, int Br, bool heavy_first);
 
+// The inference operands' own limits, shared by every family: kv_len >= 0 and within 32-bit
+// indices, kv_group >= 1, and causal only where N <= keys() (bottom-right alignment).
+Support check_inference_shape(const Workload& w);
+
 Support check_support(const TileConfig& c, int threads, int smem_bytes, int Br, bool heavy_first, const Workload& w,
                       const DeviceLimits& dev);
 

@@ -20,10 +20,12 @@ enum class Variant : int {
   MmaTf32x1 = 5,   // the same kernel with one TF32 product per mma: fast, TF32-accurate (opt-in)
   Mma16 = 6,       // tensor cores on 16-bit data: mma.sync m16n8k16 bf16 / fp16, fp32 accumulate and
                    // softmax statistics, ldmatrix fragments, a multi-stage cp.async K/V pipeline
+  Decode = 7,      // split-KV decode (flash-decoding): few query rows per head, the heads of a K/V
+                   // group packed into one block, keys split across blocks, partials combined
 };
 inline constexpr Variant kAllVariants[] = {Variant::RowSmem,   Variant::RowReg,    Variant::WarpGroups,
                                            Variant::RegTile2D, Variant::MmaTf32x3, Variant::MmaTf32x1,
-                                           Variant::Mma16};
+                                           Variant::Mma16,   Variant::Decode};
 
 // Element type of Q, K, V and O. Every kernel accumulates and keeps the softmax statistics in fp32;
 // the element type is what is stored and moved, and what the tensor cores multiply. It is a
@@ -74,6 +76,8 @@ constexpr bool precision_admits(Precision requested, Variant v) {
 constexpr bool uses_tensor_cores(Variant v) {
   return v == Variant::MmaTf32x3 || v == Variant::MmaTf32x1 || v == Variant::Mma16;
 }
+// Query rows per head up to which the decode family serves a workload (traits::Decode::kMaxQueryRows).
+inline constexpr long long kDecodeMaxQueryRows = 64;
 inline constexpr int kTensorCoreMinComputeCapability = 80;  // major * 10 + minor
 
 constexpr const char* precision_name(Precision p) { return p == Precision::Tf32 ? "tf32" : "fp32"; }
@@ -109,6 +113,7 @@ constexpr const char* variant_name(Variant v) {
     case Variant::MmaTf32x3: return "mma_3xtf32";
     case Variant::MmaTf32x1: return "mma_1xtf32";
     case Variant::Mma16: return "mma16";
+    case Variant::Decode: return "decode";
   }
   return "?";
 }
@@ -223,32 +228,57 @@ inline std::optional<TileConfig> parse_config_name(std::string_view name) {
   return t;
 }
 
-// The problem: O = softmax(scale * Q K^T [masked if causal]) V, all [B, N, d] row-major, of
-// element type dtype.
+// The problem: O = softmax(scale * Q K^T [masked if causal]) V, of element type dtype. Q and O
+// are [B, N, d]; K and V hold keys() rows per K/V head, each shared by kv_group query heads
+// (kernels/traits/tensor_strides.h says how an entry finds them).
 struct Workload {
-  long long B = 1;      // batch x heads
-  long long N = 1;      // sequence length (queries = keys)
+  long long B = 1;      // batch x query heads (entries)
+  long long N = 1;      // query rows per entry
   int d = 64;           // head dimension
-  bool causal = false;  // mask key j > query i
+  bool causal = false;  // mask key j > i + keys() - N (bottom-right aligned; j > i when keys() == N)
   float scale = 0.0f;   // <= 0 means 1/sqrt(d)
   DType dtype = DType::Fp32;  // element type of Q, K, V and O
+  // Keys per entry; 0 means N (self-attention). After the fields above so that every aggregate
+  // initialisation written before inference operands existed keeps its meaning.
+  long long kv_len = 0;
+  // Query heads per K/V head (Hq = Hkv * kv_group): 1 is multi-head attention, Hq is multi-query.
+  int kv_group = 1;
 
   int element_bytes() const { return dtype_bytes(dtype); }
+  long long keys() const { return kv_len > 0 ? kv_len : N; }
+  // How many more keys than queries: query row i sees keys j <= i + causal_offset() when causal
+  // (FlashAttention >= 2.1's KV-cache convention). Negative only for a workload validation refuses.
+  long long causal_offset() const { return keys() - N; }
+  // Whether the workload is plain self-attention (the only shape before inference operands).
+  bool self_attention() const { return keys() == N && kv_group == 1; }
 
   float effective_scale() const { return scale > 0.0f ? scale : 1.0f / std::sqrt(float(d)); }
-  // 4 B N^2 d, halved when causal (the convention the seed reports and SDPA benchmarks use).
+  // 4 B N keys d; when causal, 4 B d times the unmasked area N keys - N^2 / 2 (row i sees
+  // i + 1 + keys - N keys): today's halving of 4 B N^2 d when keys == N, the convention the seed
+  // reports and SDPA benchmarks use.
   double nominal_flops() const {
-    const double f = 4.0 * double(B) * double(N) * double(N) * double(d);
-    return causal ? 0.5 * f : f;
+    const double n = double(N), k = double(keys());
+    const double area = causal ? n * k - 0.5 * n * n : n * k;
+    return 4.0 * double(B) * double(d) * area;
   }
 };
+
+// The workload's operand shape beyond B, N and d in one short token for names and messages: ""
+// for self-attention, else " kv=<keys>" and " g=<kv_group>" where they differ from the default.
+inline std::string inference_suffix(const Workload& w) {
+  std::string s;
+  if (w.keys() != w.N) s += " kv=" + std::to_string(w.keys());
+  if (w.kv_group != 1) s += " g=" + std::to_string(w.kv_group);
+  return s;
+}
 
 // Whether config c can serve workload w at the accuracy asked for: its head dimension and element
 // type are the workload's, and the precision admits its variant. The one rule every chooser applies
 // (the tune plan, predict --all, the dispatcher, Python's rank): a 16-bit config never serves fp32
-// data, nor an fp32 config 16-bit data.
+// data, nor an fp32 config 16-bit data; a decode config serves few query rows only (N <= 64).
 constexpr bool config_serves(const TileConfig& c, const Workload& w, Precision p) {
-  return c.d == w.d && c.dtype == w.dtype && precision_admits(p, c.variant);
+  return c.d == w.d && c.dtype == w.dtype && precision_admits(p, c.variant) &&
+         (c.variant != Variant::Decode || w.N <= kDecodeMaxQueryRows);
 }
 
 }  // namespace flashtune

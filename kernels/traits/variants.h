@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "decode_traits.h"
 #include "kernel_geometry.h"
 #include "mma16_traits.h"
 #include "mma_tf32_traits.h"
@@ -25,7 +26,7 @@ namespace flashtune {
 namespace traits {
 // Every variant's traits struct, at the index of its Variant value (the order of kAllVariants):
 // the one list of variants that visit_variant and the kernel registry iterate.
-using AllTraits = std::tuple<RowSmem, RowReg, WarpGroups, RegTile2D, MmaTf32x3, MmaTf32x1, Mma16>;
+using AllTraits = std::tuple<RowSmem, RowReg, WarpGroups, RegTile2D, MmaTf32x3, MmaTf32x1, Mma16, Decode>;
 
 template <Variant V>
 using TraitsOf = std::tuple_element_t<static_cast<std::size_t>(V), AllTraits>;
