@@ -82,7 +82,8 @@ __device__ __forceinline__ float weight(float m, float base) {
 }
 
 // A warp's cp.async of key tile `tile` (rows [tile Bc, tile Bc + Bc), zero past the keys) of K
-// and V into its stage at kst (K) and kst + kv tile bytes (V), chunks swizzled.
+// and V into its stage at kst (K) and kst + kv tile bytes (V), chunks swizzled. A trip moves the
+// lane 32 / chunks rows down in the same chunk: one address per operand, advanced by a stride.
 template <class T>
 __device__ __forceinline__ void load_kv_tile(const DecodeParams& p, const char* kg, const char* vg, uint32_t kst,
                                              int tile, int lane) {
@@ -91,16 +92,21 @@ __device__ __forceinline__ void load_kv_tile(const DecodeParams& p, const char* 
   constexpr int C = T::kChunks, kRowsPerTrip = 32 / C, kTrips = c.Bc * C / 32;
   constexpr int kElemsPerChunk = Tr::kChunkBytes / T::kElementBytes;
   const int row_in_trip = lane / C, chunk = lane % C;
+  const int key0 = tile * c.Bc + row_in_trip;
+  const long long kstep = static_cast<long long>(kRowsPerTrip) * p.ks.row * T::kElementBytes;
+  const long long vstep = static_cast<long long>(kRowsPerTrip) * p.vs.row * T::kElementBytes;
+  const char* kp = kg + (static_cast<long long>(key0) * p.ks.row + chunk * kElemsPerChunk) * T::kElementBytes;
+  const char* vp = vg + (static_cast<long long>(key0) * p.vs.row + chunk * kElemsPerChunk) * T::kElementBytes;
+  const bool whole = (tile + 1) * c.Bc <= p.keys;
 #pragma unroll
   for (int trip = 0; trip < kTrips; ++trip) {
     const int row = trip * kRowsPerTrip + row_in_trip;
-    const int key = tile * c.Bc + row;
-    const bool valid = key < p.keys;
-    const long long ko = static_cast<long long>(valid ? key : 0) * p.ks.row + chunk * kElemsPerChunk;
-    const long long vo = static_cast<long long>(valid ? key : 0) * p.vs.row + chunk * kElemsPerChunk;
+    const bool valid = whole || key0 + trip * kRowsPerTrip < p.keys;
     const uint32_t dst = kst + Tr::chunk_byte(c.d, c.dtype, row, chunk);
-    cp_async_16(dst, kg + ko * T::kElementBytes, valid);
-    cp_async_16(dst + Tr::kv_tile_bytes(c), vg + vo * T::kElementBytes, valid);
+    cp_async_16(dst, valid ? kp : kg, valid);
+    cp_async_16(dst + Tr::kv_tile_bytes(c), valid ? vp : vg, valid);
+    kp += kstep;
+    vp += vstep;
   }
 }
 
@@ -374,6 +380,10 @@ __global__ void __launch_bounds__(traits::Decode::kThreads, 1) decode_split_kern
   constexpr int W = Tr::kWarps, EB = T::kElementBytes;
 
   extern __shared__ __align__(128) unsigned char smem[];
+  // The combine kernel, launched as this grid's programmatic dependent, may be scheduled once every
+  // block of this grid has started (it waits for this grid's completion before reading): its
+  // launch latency hides behind this grid's run instead of following it.
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
   const uint32_t sbase = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
   const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid % 32;
   const int row_tile = static_cast<int>(blockIdx.x % static_cast<unsigned>(p.row_tiles));
@@ -487,26 +497,45 @@ __global__ void __launch_bounds__(traits::Decode::kThreads, 1) decode_split_kern
   }
 }
 
-// One warp per packed row of every K/V entry: merges the splits' (max, sum, O) and writes O.
+// One warp per packed row of every K/V entry: merges the splits' (max, sum, O) and writes O. The
+// lanes read the splits' (max, sum) side by side (a warp max, the weights through shared memory),
+// then each lane sums its columns over the splits, four loads in flight: a serial walk over the
+// splits waited one L2 latency per split and pass.
+inline constexpr int kCombineWarps = 4;
 template <int D, int BR, int DT>
-__global__ void __launch_bounds__(128) decode_combine_kernel(const DecodeParams p) {
+__global__ void __launch_bounds__(32 * kCombineWarps) decode_combine_kernel(const DecodeParams p) {
   namespace dd = decode_detail;
   constexpr int OC = D / 32;
-  const long long id = static_cast<long long>(blockIdx.x) * 4 + threadIdx.x / 32;
-  const int lane = static_cast<int>(threadIdx.x % 32);
+  __shared__ float weights[kCombineWarps][traits::Decode::kMaxSplits];
+  // Launched as a programmatic dependent of the split kernel: wait until that grid has finished
+  // and its partials are visible.
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
+  const int warp = static_cast<int>(threadIdx.x / 32), lane = static_cast<int>(threadIdx.x % 32);
+  const long long id = static_cast<long long>(blockIdx.x) * kCombineWarps + warp;
   if (id >= p.kv_entries * p.rows) return;
   const long long kv_entry = id / p.rows;
   const int r = static_cast<int>(id - kv_entry * p.rows);
-  const float* const part = p.work + (kv_entry * p.row_tiles * BR + r) * p.splits * static_cast<long long>(D + 2);
+  const long long stride = D + 2;
+  const float* const part = p.work + (kv_entry * p.row_tiles * BR + r) * p.splits * stride;
   float mx = -INFINITY;
-  for (int s = 0; s < p.splits; ++s) mx = fmaxf(mx, part[s * (D + 2)]);
-  float sum = 0.0f, acc[OC] = {};
-  for (int s = 0; s < p.splits; ++s) {
-    const float* const ps = part + s * (D + 2);
-    const float f = mx == -INFINITY ? 0.0f : dd::weight(ps[0], mx);
-    sum = fmaf(f, ps[1], sum);
+  for (int s = lane; s < p.splits; s += 32) mx = fmaxf(mx, part[s * stride]);
 #pragma unroll
-    for (int k = 0; k < OC; ++k) acc[k] = fmaf(f, ps[2 + lane + 32 * k], acc[k]);
+  for (int off = 16; off >= 1; off /= 2) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, off));
+  float sum = 0.0f;
+  for (int s = lane; s < p.splits; s += 32) {
+    const float f = mx == -INFINITY ? 0.0f : dd::weight(part[s * stride], mx);
+    weights[warp][s] = f;
+    sum = fmaf(f, part[s * stride + 1], sum);
+  }
+#pragma unroll
+  for (int off = 16; off >= 1; off /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, off);
+  __syncwarp();
+  float acc[OC] = {};
+#pragma unroll 4
+  for (int s = 0; s < p.splits; ++s) {
+    const float f = weights[warp][s];
+#pragma unroll
+    for (int k = 0; k < OC; ++k) acc[k] = fmaf(f, part[s * stride + 2 + lane + 32 * k], acc[k]);
   }
   const long long b = kv_entry / p.kv_heads;
   const int hkv = static_cast<int>(kv_entry - b * p.kv_heads);

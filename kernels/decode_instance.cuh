@@ -169,9 +169,20 @@ class DecodeKernelInstance final : public KernelInstance, public DecodeKernel {
                                      static_cast<std::size_t>(Tile::kSmemBytes), stream);
     if (e == cudaSuccess && dp.work) {
       const long long warps = s.kv_entries * s.rows;
-      const dim3 cgrid(static_cast<unsigned>((warps + 3) / 4));
-      e = cudaLaunchKernel(reinterpret_cast<const void*>(&decode_combine_kernel<D, BR, DT>), cgrid, dim3(128), args, 0,
-                           stream);
+      // A programmatic dependent launch: the combine's blocks are scheduled while the split
+      // kernel runs and wait for it in the kernel (griddepcontrol.wait), which takes its launch
+      // latency off the call's time.
+      cudaLaunchConfig_t cfg{};
+      cfg.gridDim = dim3(static_cast<unsigned>((warps + kCombineWarps - 1) / kCombineWarps));
+      cfg.blockDim = dim3(32 * kCombineWarps);
+      cfg.dynamicSmemBytes = 0;
+      cfg.stream = stream;
+      cudaLaunchAttribute attr{};
+      attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+      attr.val.programmaticStreamSerializationAllowed = 1;
+      cfg.attrs = &attr;
+      cfg.numAttrs = 1;
+      e = cudaLaunchKernelExC(&cfg, reinterpret_cast<const void*>(&decode_combine_kernel<D, BR, DT>), args);
     }
     if (dp.work) {
       const cudaError_t f = cudaFreeAsync(dp.work, stream);

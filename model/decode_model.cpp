@@ -62,7 +62,11 @@ DecodePrediction predict_decode(const Workload& w, const TileConfig& c, const Gp
 
   const double kv_bytes = 2.0 * e * double(kv_entries) * double(keys) * c.d;
   const double qo_bytes = 2.0 * e * double(w.B) * double(w.N) * c.d;
-  p.dram_bytes = kv_bytes + qo_bytes;
+  // A cold start: the L2 holds the previous work's dirty lines (in the measurements, the flush's
+  // 2 x L2 bytes of zeros), written back to DRAM while this kernel reads. About 17 us of a 134 MB
+  // call on the H100, the same for SDPA's kernels timed the same way.
+  const double writeback_bytes = double(gpu.l2_bytes);
+  p.dram_bytes = kv_bytes + qo_bytes + writeback_bytes;
   p.l2_bytes = kv_bytes * (s.row_tiles - 1);
   // A block's K/V bytes (chunks of equal length; the last may be shorter) and its math.
   const double block_bytes = kv_bytes / double(kv_entries * s.splits);
@@ -80,7 +84,13 @@ DecodePrediction predict_decode(const Workload& w, const TileConfig& c, const Gp
 
   const long long slots = static_cast<long long>(gpu.sm_count) * occ.blocks_per_sm;
   p.waves = double(s.blocks) / double(slots);
-  double dram_t = 0, stream_t = 0, compute_t = 0, total = 0;
+  // DRAM and the blocks' streaming limit overlap in part: with too few blocks the bandwidth
+  // falls off gradually, not at a corner (H100: 64 blocks of one K/V stream each pulled 2.5 TB/s,
+  // 128 blocks 2.85 TB/s, where 64 x ~80 GB/s would allow both). smax with the fitted
+  // memory_overlap_exponent, as the tiled families combine their SM work and memory terms.
+  const double q = k.memory_overlap_exponent;
+  auto smax = [q](double a, double b) { return std::pow(std::pow(a, q) + std::pow(b, q), 1.0 / q); };
+  double dram_t = writeback_bytes / dram_rate, stream_t = 0, compute_t = 0, total = dram_t;
   for (long long left = s.blocks; left > 0; left -= slots) {
     const long long n = std::min(left, slots);
     const double per_sm = std::ceil(double(n) / gpu.sm_count);
@@ -91,7 +101,7 @@ DecodePrediction predict_decode(const Workload& w, const TileConfig& c, const Gp
     dram_t += dram;
     stream_t += stream;
     compute_t += compute;
-    total += std::max({dram, stream, compute}) + block_latency;
+    total += std::max(smax(dram, stream), compute) + block_latency;
   }
   const double l2_t = p.l2_bytes / (gpu.l2_bytes_per_s() * k.l2_efficiency);
   total = std::max(total, l2_t + block_latency);
@@ -115,8 +125,12 @@ DecodePrediction pick_decode_splits(const Workload& w, const TileConfig& c, cons
   DecodePrediction best = predict_decode(w, c, gpu, k, 1);
   if (!best.refusal.empty()) return best;
   const Decode::Shape one = Decode::shape(c, w.B / w.kv_group, w.kv_group, w.kv_group, w.N, w.keys(), 1);
+  // The split counts whose chunks keep at least the traits' kMinChunkTiles key tiles per warp
+  // (below, the H100 sweeps ran 5-10% slower than the model says: per-block start-up the model
+  // does not yet count).
+  const long long most = std::max<long long>(1, std::min<long long>(one.block_tiles / Decode::kMinChunkTiles, 1024));
   int last = 1;
-  for (long long asked = 2; asked <= std::min<long long>(one.block_tiles, 1024); ++asked) {
+  for (long long asked = 2; asked <= most; ++asked) {
     const int used = Decode::shape(c, w.B / w.kv_group, w.kv_group, w.kv_group, w.N, w.keys(), int(asked)).splits;
     if (used == last) continue;
     last = used;

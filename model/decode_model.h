@@ -9,16 +9,18 @@
 //              R_block = kWarps x (tile bytes) / t_tile, t_tile = one warp's serial work on a tile
 //              (mma.sync and ldmatrix latencies along the chain for 16-bit, the instruction count at
 //              one per cycle for fp32 SIMT, plus the softmax and the copies' issue);
-//   wave time  = max(DRAM: n x block bytes / (DRAM bandwidth x dram_efficiency),
-//                    stream: block bytes / R_block,
+//   wave time  = max(smax_m(DRAM: n x block bytes / (DRAM bandwidth x dram_efficiency),
+//                           stream: block bytes / R_block),
 //                    compute: k x block FLOPs / (the pipe's rate x its efficiency))
+//              (smax_m with memory_overlap_exponent: the bandwidth falls off gradually as the
+//               blocks get fewer), plus once the write-back of the L2's dirty lines (L2 bytes)
 //              + block_latency_cycles / clock (a block's start, first tile and merge);
 //              row tiles after the first of a chunk read its K/V from L2 (they run together:
 //              row tile fastest in the grid), at L2 bandwidth;
 //   combine    (splits > 1) the workspace written and read once through L2, one more launch;
 //   time       = sum of waves + combine + launch_overhead_us.
-// pick_decode_splits evaluates every split count the keys allow and keeps the fastest (ties: the
-// fewer splits, within 1%).
+// pick_decode_splits evaluates every split count whose chunks keep at least the traits'
+// kMinChunkTiles key tiles per warp and keeps the fastest (ties: the fewer splits, within 1%).
 #pragma once
 
 #include <string>
@@ -46,7 +48,7 @@ struct DecodePrediction {
 DecodePrediction predict_decode(const Workload& w, const TileConfig& c, const GpuSpec& gpu, const Coefficients& k,
                                 int splits);
 
-// The split count with the least predicted time (every count from 1 to the most the keys allow).
+// The split count with the least predicted time (chunks of at least kMinChunkTiles tiles per warp).
 DecodePrediction pick_decode_splits(const Workload& w, const TileConfig& c, const GpuSpec& gpu, const Coefficients& k);
 
 }  // namespace flashtune::model

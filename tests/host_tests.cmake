@@ -10,10 +10,14 @@ flashtune_add_test(tuner_config_select_test SOURCES tuner_config_select_test.cpp
 # Model (host-only, no GPU): counts, bank simulation, occupancy, spec loader, prediction; the
 # model's view of a profile (profile/model_profile.h) and the fitted prediction read through it.
 foreach(t model_bank_sim_test model_counts_test model_occupancy_test model_gpu_spec_test model_predict_test
-          model_profile_test model_block_schedule_test model_decode_test)
+          model_profile_test model_block_schedule_test)
   flashtune_add_test(${t} SOURCES ${t}.cpp LIBS flashtune_model)
   target_compile_definitions(${t} PRIVATE FLASHTUNE_TEST_GPU_DIR="${PROJECT_SOURCE_DIR}/configs/gpus")
 endforeach()
+# The decode family's traits and model, and the model against the H100 split sweeps in docs/results.
+flashtune_add_test(model_decode_test SOURCES model_decode_test.cpp LIBS flashtune_model nlohmann_json::nlohmann_json)
+target_compile_definitions(model_decode_test PRIVATE FLASHTUNE_TEST_GPU_DIR="${PROJECT_SOURCE_DIR}/configs/gpus"
+  FLASHTUNE_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 target_link_libraries(model_predict_test PRIVATE flashtune_profile)
 target_link_libraries(model_profile_test PRIVATE flashtune_profile)
 # The data folder (model/data_dir.h) and the shipped profile found through it.

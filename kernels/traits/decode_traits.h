@@ -42,8 +42,9 @@ namespace flashtune::traits {
 
 // What the library compiles: d in {64, 128}, per dtype the row tiles of its path and two key tiles
 // or depths. fp32 Br 1 (one query row per K/V head: multi-head decode), 4 (grouped heads or a few
-// rows), 16 (up to 16 packed rows); 16-bit Br 16 (one m16 tile: up to 16 packed rows) and 32
-// (Br 64 at d = 64 spills: 128 O and 64 score registers).
+// rows), 16 (up to 16 packed rows); 16-bit Br 16 (one m16 tile: up to 16 packed rows), and 32 at
+// d = 64 (Br 64 there spills: 128 O and 64 score registers; Br 32 at d = 128 spilled 4 bytes and
+// ran 2-5% behind Br 16 on every H100 shape of docs/results/h100-decode-bench-bf16-run1.jsonl).
 struct DecodeCompiled {
   static constexpr Variant V = Variant::Decode;
   static constexpr Layout S = Layout::Swizzled;
@@ -51,7 +52,7 @@ struct DecodeCompiled {
   static constexpr TileConfig kList[] = {
       {V, 64, 16, 32, S, B, 3, false},  {V, 64, 32, 32, S, B, 2, false},  {V, 64, 16, 32, S, H, 3, false},
       {V, 64, 1, 32, S, F, 2, false},   {V, 64, 4, 32, S, F, 2, false},   {V, 64, 16, 32, S, F, 2, false},
-      {V, 128, 16, 32, S, B, 2, false}, {V, 128, 16, 32, S, B, 3, false}, {V, 128, 32, 32, S, B, 2, false},
+      {V, 128, 16, 32, S, B, 2, false}, {V, 128, 16, 32, S, B, 3, false},
       {V, 128, 16, 32, S, H, 2, false}, {V, 128, 1, 16, S, F, 2, false},  {V, 128, 4, 16, S, F, 2, false},
       {V, 128, 16, 16, S, F, 2, false},
   };
@@ -125,6 +126,8 @@ struct Decode {
     long long chunk_tiles = 0; // key tiles per chunk, a multiple of kWarps
     long long blocks = 0;      // row tiles x splits x kv_entries
   };
+  // The most chunks per K/V head (the combine kernel keeps one weight per split in shared memory).
+  static constexpr int kMaxSplits = 1024;
   // splits_asked >= 1; the chunk is a whole number of block tiles, so the last chunk may be shorter.
   static constexpr Shape shape(const TileConfig& c, long long batch, int q_heads, int kv_group, long long nq,
                                long long keys, int splits_asked) {
@@ -134,29 +137,32 @@ struct Decode {
     s.row_tiles = static_cast<int>(ceil_div_ll(s.rows, c.Br));
     s.key_tiles = ceil_div_ll(keys, c.Bc);
     s.block_tiles = ceil_div_ll(s.key_tiles, kWarps);
-    const long long asked = splits_asked < 1 ? 1 : (splits_asked > s.block_tiles ? s.block_tiles : splits_asked);
+    long long asked = splits_asked < 1 ? 1 : (splits_asked > s.block_tiles ? s.block_tiles : splits_asked);
+    if (asked > kMaxSplits) asked = kMaxSplits;
     s.chunk_tiles = kWarps * ceil_div_ll(s.block_tiles, asked);
     s.splits = static_cast<int>(ceil_div_ll(s.key_tiles, s.chunk_tiles));
     s.blocks = s.kv_entries * s.row_tiles * s.splits;
     return s;
   }
-  // The split count before any measurement: about one block per SM (splits = round(SMs / (K/V
-  // entries x row tiles))), each chunk at least kMinChunkTiles key tiles per warp. Measured on the
-  // H100 (bf16, d = 128, docs/results/h100-decode-bench-bf16-run1.jsonl, split sweeps): one block
-  // streams up to ~80 GB/s, so ~40 blocks already pull 2/3 of DRAM, and splitting past one block
-  // per SM only adds partials and blocks' fixed costs (1 x 32 heads x 8192 keys: 4 splits 0.064 ms,
-  // 8 splits 0.068, 32 splits 0.082; 16 x 8 heads x 8192: 1 split 0.189, 2 splits 0.196). The model
-  // (model/decode_model.h) picks by predicted time instead.
+  // The split count before any measurement: as many as keep one block per SM in a single wave
+  // (splits = floor(SMs / (K/V entries x row tiles)), at least 1), each chunk at least
+  // kMinChunkTiles key tiles per warp. Measured on the H100 (bf16, d = 128, split sweeps in
+  // docs/results/h100-decode-bench-bf16-run*.jsonl): one block streams up to ~80 GB/s, so ~40
+  // blocks pull 2/3 of DRAM; splitting past one block per SM only adds partials and blocks' fixed
+  // costs (1 x 32 heads x 8192 keys: 4 splits 0.062 ms, 8 splits 0.066, 32 splits 0.081), and a
+  // second wave of a few blocks costs a whole chunk at one block's rate (8 K/V heads x 65536 keys:
+  // 17 splits, 136 blocks, 0.125 ms against 0.112 at 5 and 15). The model (model/decode_model.h)
+  // picks by predicted time instead.
   static constexpr int kMinChunkTiles = 8;
   static constexpr int default_splits(const TileConfig& c, long long batch, int q_heads, int kv_group, long long nq,
                                       long long keys, long long sms) {
     const Shape one = shape(c, batch, q_heads, kv_group, nq, keys, 1);
     const long long base = one.kv_entries * one.row_tiles;
     const long long most = one.block_tiles / kMinChunkTiles;
-    long long want = (2 * sms + base) / (2 * base);  // round(sms / base)
+    long long want = sms / base;
     if (want > most) want = most;
     if (want < 1) want = 1;
-    return static_cast<int>(want > 1024 ? 1024 : want);
+    return static_cast<int>(want > kMaxSplits ? kMaxSplits : want);
   }
   // Bytes of the workspace a launch writes and the combine reads: per kv entry, padded row and
   // split, (max, sum) and d floats of O.
