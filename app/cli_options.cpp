@@ -3,6 +3,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 
@@ -13,19 +15,23 @@ namespace flashtune::app {
 // ---- workload -------------------------------------------------------------------------------
 
 void add_workload_options(CLI::App* cmd, WorkloadCliOptions& o, WorkloadOptionSet which) {
-  CLI::Option* dims[] = {cmd->add_option("--B", o.B, "Batch x heads (the B of Q, K and V as [B, N, d])"),
-                         cmd->add_option("--N", o.N, "Sequence length"),
+  CLI::Option* dims[] = {cmd->add_option("--B", o.B, "Batch (with --heads 1, the default: batch x heads entries)"),
+                         cmd->add_option("--N", o.N, "Query rows per head (the sequence length)"),
                          cmd->add_option("--d", o.d, "Head dimension")};
   if (which.dims_required)
     for (CLI::Option* opt : dims) opt->required();
-  cmd->add_flag("--causal", o.causal, "Causal mask");
+  cmd->add_flag("--causal", o.causal, "Causal mask, bottom-right aligned when --kv-len exceeds --N (row i sees keys "
+                                      "j <= i + kv-len - N)");
+  cmd->add_option("--heads", o.heads, "Query heads per batch entry: B x heads entries (default 1)");
+  cmd->add_option("--kv-heads", o.kv_heads,
+                  "K/V heads per batch entry, dividing --heads (grouped-query attention; default: --heads)");
+  cmd->add_option("--kv-len", o.kv_len, "Keys per head (the KV cache's length; default: --N)");
   cmd->add_option("--dtype", o.dtype, dtype_help("Element type of Q, K, V and O") + " (default fp32)");
   if (which.scale) cmd->add_option("--scale", o.scale, "Softmax scale (default 1/sqrt(d))");
   if (which.memory_layout) {
     cmd->add_option("--qkv-layout", o.qkv_layout,
                     "Memory layout of Q, K, V and O: bnd ([B, N, d], default), bhnd ([batch, heads, N, d]) or bnhd "
                     "([batch, N, heads, d], a fused projection's view); the inputs are copied into it before timing");
-    cmd->add_option("--heads", o.heads, "Heads per batch entry for bhnd and bnhd (B = batch x heads; default 1)");
   }
 }
 
@@ -53,9 +59,23 @@ std::optional<float> scale_of(const WorkloadCliOptions& o) {
 TensorLayout memory_layout_of(const WorkloadCliOptions& o) {
   const std::optional<TensorLayout> qkv = parse_tensor_layout(o.qkv_layout);
   if (!qkv) throw UsageError("qkv-layout=" + o.qkv_layout + ": must be one of bnd, bhnd, bnhd");
-  if (o.heads < 1) throw UsageError("heads=" + std::to_string(o.heads) + ": must be >= 1");
-  if (*qkv == TensorLayout::Bnd && o.heads != 1) throw UsageError("--heads goes with --qkv-layout bhnd or bnhd");
   return *qkv;
+}
+
+void apply_heads_and_keys(const WorkloadCliOptions& o, Workload& w) {
+  using std::to_string;
+  if (o.heads < 1) throw UsageError("heads=" + to_string(o.heads) + ": must be >= 1");
+  const long long kv_heads = o.kv_heads.value_or(o.heads);
+  if (kv_heads < 1) throw UsageError("kv-heads=" + to_string(kv_heads) + ": must be >= 1");
+  if (o.heads % kv_heads != 0)
+    throw UsageError("heads=" + to_string(o.heads) + " is not a multiple of kv-heads=" + to_string(kv_heads) +
+                     " (each K/V head serves the same number of query heads)");
+  if (o.kv_len && *o.kv_len < 1) throw UsageError("kv-len=" + to_string(*o.kv_len) + ": must be >= 1");
+  if (w.B > 0 && o.heads > LLONG_MAX / w.B)
+    throw UsageError("B=" + to_string(w.B) + " x heads=" + to_string(o.heads) + " overflows 64 bits");
+  if (w.B > 0) w.B *= o.heads;
+  w.kv_group = static_cast<int>(std::min<long long>(o.heads / kv_heads, INT_MAX));
+  if (o.kv_len) w.kv_len = *o.kv_len;
 }
 
 // ---- config filter --------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 // The option groups several subcommands take, each added to a CLI11 command by one function with
-// one help text, and read into a plain struct: the workload (--B, --N, --d, --causal, and where the
-// command takes them --scale, --qkv-layout, --heads), the config filter (--variant, --Br, --Bc,
+// one help text, and read into a plain struct: the workload (--B, --N, --d, --causal, --heads,
+// --kv-heads, --kv-len, and where the command takes them --scale, --qkv-layout), the config filter (--variant, --Br, --Bc,
 // --layout, --precision) and sampling (--time-cap, --rel-stdev, --min-samples, --max-samples,
 // --warmup-ms). An option not given stays an empty optional. Checks throw UsageError (one line
 // naming the value) and touch no file or GPU.
@@ -32,7 +32,11 @@ struct WorkloadCliOptions {
   bool causal = false;
   std::optional<float> scale;      // --scale: softmax scale; empty: 1/sqrt(d)
   std::string qkv_layout = "bnd";  // --qkv-layout: the operands' memory layout (bnd, bhnd, bnhd)
-  long long heads = 1;             // --heads: B = batch x heads for bhnd and bnhd
+  // --heads: query heads per batch entry; the workload has B x heads entries (default 1: --B
+  // counts the entries, as before the option existed).
+  long long heads = 1;
+  std::optional<long long> kv_heads;  // --kv-heads: K/V heads per batch entry (default: heads)
+  std::optional<long long> kv_len;    // --kv-len: keys per entry (default: N)
   std::string dtype = "fp32";      // --dtype: element type of Q, K, V and O
 };
 
@@ -40,7 +44,7 @@ struct WorkloadCliOptions {
 struct WorkloadOptionSet {
   bool dims_required = false;  // --B, --N and --d must be given (CLI11 refuses the command line otherwise)
   bool scale = false;          // --scale
-  bool memory_layout = false;  // --qkv-layout and --heads
+  bool memory_layout = false;  // --qkv-layout
 };
 
 void add_workload_options(CLI::App* cmd, WorkloadCliOptions& o, WorkloadOptionSet which);
@@ -52,8 +56,13 @@ std::optional<DType> dtype_filter_of(const std::string& dtype);
 std::string dtype_help(const std::string& what);
 // --scale positive and finite; empty when not given. Throws UsageError.
 std::optional<float> scale_of(const WorkloadCliOptions& o);
-// --qkv-layout known and --heads >= 1, heads only beside a strided layout. Throws UsageError.
+// --qkv-layout known. Throws UsageError.
 TensorLayout memory_layout_of(const WorkloadCliOptions& o);
+// Applies --heads, --kv-heads and --kv-len to w, whose B (the batch) and N are set: B becomes batch
+// x heads entries, kv_group heads / kv-heads, kv_len the keys. Throws UsageError naming the value:
+// heads or kv-heads below 1, heads not a multiple of kv-heads, kv-len below 1, B x heads overflowing.
+// Causal with N above kv-len is workload_limit_error's to refuse (one message for every command).
+void apply_heads_and_keys(const WorkloadCliOptions& o, Workload& w);
 
 // ---- config filter --------------------------------------------------------------------------
 

@@ -60,6 +60,7 @@ Workload workload_of(const PredictOptions& o) {
   try {
     w.dtype = dtype_of(o.workload);
     if (const std::optional<float> scale = scale_of(o.workload)) w.scale = *scale;
+    apply_heads_and_keys(o.workload, w);
   } catch (const UsageError& e) {
     throw BadInput(e.what());
   }
@@ -283,8 +284,9 @@ int predict_command(const PredictOptions& o) {
     return kExitOk;
   }
 
-  std::printf("%s (%s), B=%lld N=%lld d=%d %s, precision %s, coefficients: %s\n", gpu.name.c_str(), gpu.file.c_str(),
-              w.B, w.N, w.d, w.causal ? "causal" : "non-causal", o.filter.precision.c_str(),
+  std::printf("%s (%s), B=%lld N=%lld%s d=%d %s, precision %s, coefficients: %s\n", gpu.name.c_str(),
+              gpu.file.c_str(), w.B, w.N, inference_suffix(w).c_str(), w.d, w.causal ? "causal" : "non-causal",
+              o.filter.precision.c_str(),
               coefficients_source(o, profile, gpu).c_str());
   if (rows.empty()) {
     std::printf("no config can run this workload on %s\n", gpu.name.c_str());

@@ -79,7 +79,13 @@ ResolvedInputs resolve_inputs(const RunOptions& o) {
     w.B = *wo.B;
     w.N = *wo.N;
     w.d = *wo.d;
+    require_at_least_one("B", w.B);
+    apply_heads_and_keys(wo, w);
   } else {
+    // The files hold self-attention operands [entries, N, d]; K and V of another length or head
+    // count would need shapes of their own.
+    if (wo.kv_len || wo.kv_heads)
+      throw UsageError("--kv-len and --kv-heads take random inputs, not --q/--k/--v files");
     // Dimensions not given come from q.npy's header; all three files must then match them.
     const npy::Header h = npy::read_header(o.q_path);
     if (h.shape.size() != 3)
@@ -89,9 +95,20 @@ ResolvedInputs resolve_inputs(const RunOptions& o) {
       if (dim > static_cast<std::size_t>(INT_MAX))
         throw UsageError(o.q_path + ": shape " + npy::shape_string(h.shape) + " has a dimension above " +
                          std::to_string(INT_MAX));
-    w.B = wo.B.value_or(static_cast<long long>(h.shape[0]));
+    // --B (the batch, times --heads) or the file's first dimension (the entries).
     w.N = wo.N.value_or(static_cast<long long>(h.shape[1]));
     w.d = wo.d.value_or(static_cast<int>(h.shape[2]));
+    if (wo.B) {
+      w.B = *wo.B;
+      require_at_least_one("B", w.B);
+      apply_heads_and_keys(wo, w);
+    } else {
+      w.B = static_cast<long long>(h.shape[0]);
+      if (wo.heads < 1) throw UsageError("heads=" + std::to_string(wo.heads) + ": must be >= 1");
+      if (w.B % wo.heads != 0)
+        throw UsageError("heads=" + std::to_string(wo.heads) + " does not divide B=" + std::to_string(w.B) + " (" +
+                         o.q_path + "'s first dimension)");
+    }
   }
   require_at_least_one("B", w.B);
   require_at_least_one("N", w.N);
@@ -229,7 +246,8 @@ json result_json(const PairResult& r) {
 
 std::string workload_line(const Workload& w) {
   char buf[160];
-  std::snprintf(buf, sizeof buf, "B=%lld N=%lld d=%d %s scale=%g", w.B, w.N, w.d, w.causal ? "causal" : "non-causal",
+  std::snprintf(buf, sizeof buf, "B=%lld N=%lld%s d=%d %s scale=%g", w.B, w.N, inference_suffix(w).c_str(), w.d,
+                w.causal ? "causal" : "non-causal",
                 double(w.effective_scale()));
   return buf;
 }
@@ -291,9 +309,6 @@ int run_command(const RunOptions& o) {
     request = config_request_of(o.filter);
     in = resolve_inputs(o);
     request.dtype = in.workload.dtype;
-    if (in.workload.B % o.workload.heads != 0)
-      throw UsageError("heads=" + std::to_string(o.workload.heads) + " does not divide B=" +
-                       std::to_string(in.workload.B));
     if (o.auto_config) {
       if (!o.profile_path.empty()) profile = load_dispatch_profile(o.profile_path);
     } else {
@@ -373,7 +388,8 @@ int run_command(const RunOptions& o) {
                   {"l2_bytes", limits.l2_bytes}}},
                 {"workload",
                  {{"B", w.B}, {"N", w.N}, {"d", w.d}, {"causal", w.causal}, {"scale", w.effective_scale()},
-                  {"nominal_flops", w.nominal_flops()}, {"qkv_layout", o.workload.qkv_layout}, {"heads", o.workload.heads}}},
+                  {"nominal_flops", w.nominal_flops()}, {"qkv_layout", o.workload.qkv_layout}, {"heads", o.workload.heads},
+                  {"kv_len", w.keys()}, {"kv_group", w.kv_group}}},
                 {"precision", precision_name(request.precision)},
                 {"inputs", !o.q_path.empty()
                                ? json{{"source", "npy"}, {"q", o.q_path}, {"k", o.k_path}, {"v", o.v_path}}

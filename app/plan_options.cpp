@@ -71,6 +71,7 @@ std::vector<NamedWorkload> workloads_of(const PlanCliOptions& o) {
     nw.workload.causal = w.causal;
     try {
       nw.workload.dtype = dtype_of(w);
+      apply_heads_and_keys(w, nw.workload);
     } catch (const UsageError& e) {
       throw CommandError{kExitUsage, e.what()};
     }

@@ -7,6 +7,7 @@
 #include "kernels/traits/variants.h"
 #include "model/config_catalog.h"
 #include "model/rank.h"
+#include "model/workload_limits.h"
 #include "profile/workload_set.h"
 
 namespace flashtune {
@@ -34,7 +35,7 @@ Dispatcher::Dispatcher(std::optional<DispatchProfile> profile, model::GpuSpec sp
     : profile_(std::move(profile)), spec_(std::move(spec)), device_(std::move(device)) {}
 
 Choice Dispatcher::choose(const Workload& w, Precision precision) const {
-  const Key key{w.B, w.N, w.d, w.causal, w.dtype, precision};
+  const Key key{w.B, w.N, w.keys(), w.kv_group, w.d, w.causal, w.dtype, precision};
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (auto it = cache_.find(key); it != cache_.end()) return it->second;
@@ -56,6 +57,10 @@ Choice Dispatcher::choose_uncached(const Workload& w, Precision precision) const
   if (w.B < 1 || w.N < 1)
     throw DispatchError(DispatchError::Kind::BadInput,
                         "B=" + std::to_string(w.B) + " N=" + std::to_string(w.N) + ": both must be >= 1");
+  // The inference operands' refusals (kv_len, kv_group, causal with more queries than keys) in
+  // the same words as every other command's.
+  if (!w.self_attention())
+    if (const auto why = model::workload_limit_error(w)) throw DispatchError(DispatchError::Kind::BadInput, *why);
   const std::vector<int> dims = compiled_head_dims(w.dtype);
   if (std::find(dims.begin(), dims.end(), w.d) == dims.end()) {
     std::string compiled;

@@ -54,6 +54,9 @@ struct DispatchProfile {
   // picks its best (the fastest config it admits).
   std::map<std::string, std::vector<BestConfig>> ok_measurements;
   model::ModelProfile model;
+  // The shipped 16-bit companions folded in (model::shipped_companion_profile_path): their
+  // workloads and measurements join the ones above; the model's coefficients stay this profile's.
+  std::vector<std::string> companions;
 };
 
 // Throws DispatchError(BadInput, "<path>: cannot open profile") and the like, one line.
@@ -112,7 +115,7 @@ class Dispatcher {
 
   // The config for `w` (scale is ignored: it does not change the speed) among the configs
   // `precision` admits: Fp32 (the default) never returns a TF32-accurate config (mma_1xtf32), Tf32
-  // may. Cached per (B, N, d, causal, dtype, precision); thread-safe. Throws DispatchError (errors are not
+  // may. Cached per (B, N, keys, kv_group, d, causal, dtype, precision); thread-safe. Throws DispatchError (errors are not
   // cached).
   Choice choose(const Workload& w, Precision precision = Precision::Fp32) const;
 
@@ -130,7 +133,8 @@ class Dispatcher {
   std::optional<DispatchProfile> profile_;
   model::GpuSpec spec_;
   DeviceLimits device_;
-  using Key = std::tuple<long long, long long, int, bool, DType, Precision>;  // B, N, d, causal, dtype, precision
+  // B, N, keys, kv_group, d, causal, dtype, precision
+  using Key = std::tuple<long long, long long, long long, int, int, bool, DType, Precision>;
   mutable std::mutex mutex_;
   mutable std::map<Key, Choice> cache_;
 };

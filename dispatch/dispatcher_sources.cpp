@@ -26,6 +26,24 @@ void require_same_gpu(const DispatchProfile& profile, const std::string& stem) {
     bad_input(profile.path + ": measured on " + profile.gpu_spec + ", not on " + stem);
 }
 
+// Folds a 16-bit companion of a shipped profile into it: the same GPU, and only workloads of that
+// element type (so no name can stand for two shapes).
+void fold_companion(DispatchProfile& into, const std::string& path, DType dtype) {
+  const DispatchProfile c = load_dispatch_profile(path);
+  if (c.gpu_spec != into.gpu_spec) bad_input(path + ": measured on " + c.gpu_spec + ", not on " + into.gpu_spec);
+  for (const NamedWorkload& w : c.workloads) {
+    if (w.workload.dtype != dtype)
+      bad_input(path + ": workload " + w.name + " is " + dtype_name(w.workload.dtype) + ", not " + dtype_name(dtype) +
+                " (a companion profile holds only its element type)");
+    for (const NamedWorkload& have : into.workloads)
+      if (have.name == w.name) bad_input(path + ": workload " + w.name + " is also in " + into.path);
+  }
+  into.workloads.insert(into.workloads.end(), c.workloads.begin(), c.workloads.end());
+  into.best.insert(c.best.begin(), c.best.end());
+  into.ok_measurements.insert(c.ok_measurements.begin(), c.ok_measurements.end());
+  into.companions.push_back(path);
+}
+
 }  // namespace
 
 DispatchProfile load_dispatch_profile(const std::string& path) {
@@ -80,7 +98,11 @@ std::optional<DispatchProfile> profile_for(std::optional<DispatchProfile> given,
     bad_input(e.what());
   }
   if (shipped.empty()) return std::nullopt;
-  return load_dispatch_profile(shipped);
+  DispatchProfile profile = load_dispatch_profile(shipped);
+  for (DType t : kAllDTypes)
+    if (const std::string companion = model::shipped_companion_profile_path(stem, t); !companion.empty())
+      fold_companion(profile, companion, t);
+  return profile;
 }
 
 }  // namespace

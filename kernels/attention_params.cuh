@@ -25,9 +25,13 @@ struct AttentionParams {
   const float* v;
   float* o;
   DeviceStrides qs, ks, vs, os;
-  int heads;          // B = batch x heads
+  int heads;          // B = batch x query heads
   long long B;
-  int N;
+  int N;              // query rows per entry
+  int kv_len;         // keys per entry (Workload::keys())
+  int causal_offset;  // kv_len - N: row i sees keys j <= i + causal_offset when causal (>= 0)
+  int kv_group;       // query heads per K/V head: entry (b, h) reads K/V head h / kv_group
+  unsigned kv_group_magic, kv_group_shift;  // h / kv_group = (umulhi(h, magic) + h) >> shift
   int q_tiles;        // ceil(N / Br)
   int grid_order;     // traits::GridOrder: which of blockIdx.x, .y is the query tile
   int causal;
@@ -60,14 +64,22 @@ __device__ __forceinline__ BlockCoords block_coords(const AttentionParams& p) {
 // strides read from the kernel parameters there (constant-bank operands, no registers). K and V
 // share their batch and head strides (check_tensors), so one offset addresses both across the
 // K/V loop, as the single packed offset did: four live pointers made the 255-register SIMT
-// kernels spill.
+// kernels spill. With grouped heads the K/V head is h / kv_group (no copy of K or V); ungrouped
+// calls skip that division (see entry_of on run-time divisions).
 struct Entry {
   unsigned b, h;
   __device__ __forceinline__ long long offset(const DeviceStrides& s) const {
     return static_cast<long long>(b) * s.batch + static_cast<long long>(h) * s.head;
   }
   __device__ __forceinline__ const float* q(const AttentionParams& p) const { return p.q + offset(p.qs); }
-  __device__ __forceinline__ long long kv_offset(const AttentionParams& p) const { return offset(p.ks); }
+  __device__ __forceinline__ long long kv_offset(const AttentionParams& p) const {
+    // h / kv_group by a multiply-high and a shift (kv_group_magic / kv_group_shift, exact for
+    // every 32-bit h: Granlund-Montgomery): a run-time division is a called sequence whose
+    // temporaries made mma16 d128 128x64 spill 28 more bytes.
+    const unsigned kv_head =
+        p.kv_group == 1 ? h : (__umulhi(h, p.kv_group_magic) + h) >> p.kv_group_shift;
+    return static_cast<long long>(b) * p.ks.batch + static_cast<long long>(kv_head) * p.ks.head;
+  }
   __device__ __forceinline__ float* o(const AttentionParams& p) const { return p.o + offset(p.os); }
 };
 
@@ -107,13 +119,15 @@ struct BlockTensors {
 template <int D, int BR, int BC>
 __device__ __forceinline__ BlockTensors block_tensors(const AttentionParams& p);
 
-// K/V tiles a query tile visits: all of them, or when causal only those with a key <= the last
-// query row of the tile (tiles strictly above the diagonal are skipped entirely).
+// K/V tiles a query tile visits: all of them, or when causal only those with a key the last query
+// row of the tile sees (key <= row + causal_offset; tiles strictly above the bottom-right aligned
+// diagonal are skipped entirely). The last query tile still visits the most, so heavy-first
+// orders stay right with Nq != Nkv.
 template <int BR, int BC>
 __device__ __forceinline__ int kv_tile_count(const AttentionParams& p, int q_tile) {
-  const int all = (p.N + BC - 1) / BC;
+  const int all = (p.kv_len + BC - 1) / BC;
   if (!p.causal) return all;
-  const long long last_row = (static_cast<long long>(q_tile) + 1) * BR - 1;
+  const long long last_row = (static_cast<long long>(q_tile) + 1) * BR - 1 + p.causal_offset;
   const long long upto = last_row / BC + 1;
   return upto < all ? static_cast<int>(upto) : all;
 }
@@ -132,9 +146,28 @@ __device__ __forceinline__ BlockTensors block_tensors(const AttentionParams& p) 
   return t;
 }
 
-// Score of (row, key) is masked when the key is past N or, when causal, after the row.
+// The first K/V tile of a query tile starting at row q0 that needs masking: the tail tile (keys
+// past kv_len) or the first one crossing the causal diagonal of row q0 (its keys past q0 +
+// causal_offset); every later tile needs it too. Tile t needs it when (t + 1) BC exceeds the keys
+// seen, i.e. t >= keys / BC. One int instead of the key count and the diagonal held across the
+// K/V loop (regtile_2d d64 128x64 spilled with both).
+template <int BC>
+__device__ __forceinline__ int first_masked_tile(const AttentionParams& p, int q0) {
+  const int tail = p.kv_len / BC;
+  if (!p.causal) return tail;
+  const int diagonal = (q0 + p.causal_offset + 1) / BC;
+  return diagonal < tail ? diagonal : tail;
+}
+
+// Score of (row, key) is masked when the key is past kv_len or, when causal, after the row's
+// diagonal key row + causal_offset (bottom-right aligned).
 __device__ __forceinline__ bool masked(const AttentionParams& p, int row, int key) {
-  return key >= p.N || (p.causal && key > row);
+  return key >= p.kv_len || (p.causal && key > row + p.causal_offset);
+}
+// The same from the row's last visible key (row + causal_offset), for kernels that hold that
+// instead of the row: one register across the K/V loop where the row and the offset were two.
+__device__ __forceinline__ bool masked_after(const AttentionParams& p, int last_key, int key) {
+  return key >= p.kv_len || (p.causal && key > last_key);
 }
 
 // Cooperative coalesced load of rows [row0, row0 + ROWS) of a [N, D] matrix whose rows are

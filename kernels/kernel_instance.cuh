@@ -60,7 +60,8 @@ class TiledKernelInstance final : public KernelInstance {
   using KernelInstance::launch;
 
   cudaError_t launch(const AttentionTensors& t, const Workload& w, cudaStream_t stream) const override {
-    if (w.d != D || w.dtype != config_.dtype || w.B < 1 || w.N < 1 || w.N > INT_MAX || !check_tensors(t, w))
+    if (w.d != D || w.dtype != config_.dtype || w.B < 1 || w.N < 1 || w.N > INT_MAX || !check_inference_shape(w) ||
+        !check_tensors(t, w))
       return cudaErrorInvalidValue;
     const LaunchShape shape = launch_shape(w, BR, Traits::kCausalHeavyFirst);
     if (!shape.ok) return cudaErrorInvalidConfiguration;
@@ -85,6 +86,11 @@ class TiledKernelInstance final : public KernelInstance {
                       static_cast<int>(st.heads),
                       w.B,
                       static_cast<int>(w.N),
+                      static_cast<int>(w.keys()),
+                      static_cast<int>(w.causal_offset()),
+                      w.kv_group,
+                      traits::fast_divisor(static_cast<unsigned>(w.kv_group)).magic,
+                      traits::fast_divisor(static_cast<unsigned>(w.kv_group)).shift,
                       shape.q_tiles,
                       static_cast<int>(shape.order),
                       w.causal ? 1 : 0,

@@ -133,7 +133,7 @@ __global__ void __launch_bounds__(traits::Mma16::Tile<D, BR, BC, L, DT, STAGES, 
   const BlockCoords coords = block_coords<true>(p);
   const int q_tile = p.causal ? p.q_tiles - 1 - coords.q_tile : coords.q_tile;
   const Entry entry = entry_of(p, coords.batch);
-  const int q0 = q_tile * BR, n = p.N;
+  const int q0 = q_tile * BR;
   const int kv_tiles = kv_tile_count<BR, BC>(p, q_tile);
   const uint16_t* const qg = reinterpret_cast<const uint16_t*>(p.q) + entry.offset(p.qs);
   // K and V share their entry offset (check_tensors); their bases are formed where used from the
@@ -163,7 +163,7 @@ __global__ void __launch_bounds__(traits::Mma16::Tile<D, BR, BC, L, DT, STAGES, 
       const int phase = trip % kSwizzlePhases, period = trip / kSwizzlePhases;
       const uint32_t kd = kbase + R::chunk_byte(L, D, copy_row + phase * kCopyRowsPerTrip, copy_chunk) +
                           period * kSwizzlePhases * kCopyRowsPerTrip * R::row_bytes(D, L);
-      const bool valid = row0 + trip * kCopyRowsPerTrip < n;
+      const bool valid = row0 + trip * kCopyRowsPerTrip < p.kv_len;
       cp_async_16(kd, valid ? kp : kg, valid);
       cp_async_16(kd + R::kv_tile_bytes(kC), valid ? vp : vg, valid);
       kp += static_cast<long long>(kCopyRowsPerTrip) * p.ks.row;
@@ -173,7 +173,7 @@ __global__ void __launch_bounds__(traits::Mma16::Tile<D, BR, BC, L, DT, STAGES, 
 
   // Prologue: group 0 = the Q tile and K/V tile 0; groups 1 .. STAGES - 2 = tiles 1 .. STAGES - 2
   // (empty past the last tile, so that the group count stays uniform).
-  md::copy_rows<D, BR, kThreads>(tid, q0, n, [&](int row, int chunk, int grow, bool valid) {
+  md::copy_rows<D, BR, kThreads>(tid, q0, p.N, [&](int row, int chunk, int grow, bool valid) {
     cp_async_16(sbase + R::q_base(kC) + R::chunk_byte(L, D, row, chunk),
                 qg + static_cast<std::size_t>(grow) * p.qs.row + 8 * chunk, valid);
   });
@@ -216,7 +216,10 @@ __global__ void __launch_bounds__(traits::Mma16::Tile<D, BR, BC, L, DT, STAGES, 
     l_run[r] = 0.0f;  // this lane's share of the row sum (reduced at the end)
   }
   const float sl2e = p.scale_log2e;
-  const int warp_first_row = q0 + R::kRowsPerWarp * warp;
+  // The last key the warp's first row sees (bottom-right causal: row + causal_offset), the one
+  // value the K/V loop holds for its skip and mask tests, as it held the first row before
+  // inference operands: the row and the offset side by side made d128 128x64 spill 20 more bytes.
+  const int warp_last_key = q0 + R::kRowsPerWarp * warp + p.causal_offset;
 
   int stage = 0;
   for (int t = 0; t < kv_tiles; ++t) {
@@ -231,7 +234,7 @@ __global__ void __launch_bounds__(traits::Mma16::Tile<D, BR, BC, L, DT, STAGES, 
     const int kv0 = t * BC;
     const int cur = stage;
     stage = stage + 1 == STAGES ? 0 : stage + 1;
-    if (p.causal && kv0 > warp_first_row + R::kRowsPerWarp - 1) continue;  // every key after every row
+    if (p.causal && kv0 > warp_last_key + R::kRowsPerWarp - 1) continue;  // every key after every row
     const uint32_t kst = sbase + R::k_base(kC, cur), vst = sbase + R::v_base(kC, cur);
 
     // S = Q K^T (unscaled, fp32).
@@ -264,16 +267,17 @@ __global__ void __launch_bounds__(traits::Mma16::Tile<D, BR, BC, L, DT, STAGES, 
       }
     }
 
-    // Keys past N, and keys after the row where the tile crosses this warp's causal diagonal.
-    if (kv0 + BC > n || (p.causal && kv0 + BC - 1 > warp_first_row)) {
+    // Keys past kv_len, and keys after the row's where the tile crosses this warp's (bottom-right)
+    // causal diagonal.
+    if (kv0 + BC > p.kv_len || (p.causal && kv0 + BC - 1 > warp_last_key)) {
 #pragma unroll
       for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
         for (int j = 0; j < NS; ++j)
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
-            const int row = warp_first_row + 16 * mt + g + 8 * (e / 2);
-            if (masked(p, row, kv0 + 8 * j + 2 * tq + e % 2)) s[mt][j][e] = -INFINITY;
+            const int last_key = warp_last_key + 16 * mt + g + 8 * (e / 2);
+            if (masked_after(p, last_key, kv0 + 8 * j + 2 * tq + e % 2)) s[mt][j][e] = -INFINITY;
           }
     }
 
@@ -356,7 +360,7 @@ __global__ void __launch_bounds__(traits::Mma16::Tile<D, BR, BC, L, DT, STAGES, 
   for (int i = 0; i < R::o_store_trips(D); ++i) {
     const int idx = lane + 32 * i, row = R::kRowsPerWarp * warp + idx / C, chunk = idx % C;
     const int grow = q0 + row;
-    if (grow < n) {
+    if (grow < p.N) {
       const uint4 v = md::ld_shared_v4(qst + R::chunk_byte(L, D, row, chunk));
       *reinterpret_cast<uint4*>(out + static_cast<std::size_t>(grow) * p.os.row + 8 * chunk) = v;
     }

@@ -136,7 +136,7 @@ __global__ void __launch_bounds__(traits::MmaTf32<P>::template Tile<D, BR, BC, L
   const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid % 32;
   const int tq = R::thread_in_group(lane);
   const BlockTensors blk = block_tensors<D, BR, BC>(p);
-  const int q0 = blk.q0, n = p.N, kv_tiles = blk.kv_tiles;
+  const int q0 = blk.q0, n = p.N, nk = p.kv_len, kv_tiles = blk.kv_tiles;
   const float* const qg = blk.q;
   const float* const kg = p.k + blk.kv;
   const float* const vg = p.v + blk.kv;
@@ -145,7 +145,7 @@ __global__ void __launch_bounds__(traits::MmaTf32<P>::template Tile<D, BR, BC, L
   auto load_kv = [&](int tile, int stage) {
     float* const sk = smem + R::k_base(kC, stage);
     float* const sv = smem + R::v_base(kC, stage);
-    dt::copy_tile_async<D, BC, kThreads>(tid, tile * BC, n, [&](int row, int col, int grow, bool valid) {
+    dt::copy_tile_async<D, BC, kThreads>(tid, tile * BC, nk, [&](int row, int col, int grow, bool valid) {
       cp_async_16(sk + R::k_offset(D, L, row, col), kg + static_cast<std::size_t>(grow) * p.ks.row + col, valid);
       cp_async_16(sv + R::v_offset(D, L, row, col), vg + static_cast<std::size_t>(grow) * p.vs.row + col, valid);
     });
@@ -212,7 +212,7 @@ __global__ void __launch_bounds__(traits::MmaTf32<P>::template Tile<D, BR, BC, L
       cp_async_commit();
     }
     const int kv0 = t * BC;
-    if (p.causal && kv0 > warp_first_row + R::kRowsPerWarp - 1) continue;  // every key after every row
+    if (p.causal && kv0 > warp_first_row + R::kRowsPerWarp - 1 + p.causal_offset) continue;  // every key after every row
     const float* const sk = smem + R::k_base(kC, stage);
     const float* const sv = smem + R::v_base(kC, stage);
 
@@ -231,8 +231,9 @@ __global__ void __launch_bounds__(traits::MmaTf32<P>::template Tile<D, BR, BC, L
       }
     }
 
-    // Keys past N, and keys after the row where the tile crosses this warp's causal diagonal.
-    if (kv0 + BC > n || (p.causal && kv0 + BC - 1 > warp_first_row)) {
+    // Keys past kv_len, and keys after the row's where the tile crosses this warp's (bottom-right)
+    // causal diagonal.
+    if (kv0 + BC > nk || (p.causal && kv0 + BC - 1 > warp_first_row + p.causal_offset)) {
 #pragma unroll
       for (int j = 0; j < NS; ++j)
 #pragma unroll

@@ -10,18 +10,19 @@
 namespace flashtune {
 
 void attention_reference_cpu(const float* q, const float* k, const float* v, double* o, const Workload& w) {
-  const long long N = w.N;
+  const long long N = w.N, NK = w.keys();
   const int d = w.d;
   const double scale = w.effective_scale();
-  std::vector<double> s(static_cast<std::size_t>(N));
+  std::vector<double> s(static_cast<std::size_t>(NK));
   for (long long b = 0; b < w.B; ++b) {
     const long long base = b * N * d;
+    const long long kv_base = (b / w.kv_group) * NK * d;  // packed grouped K/V: entry b / kv_group
     for (long long i = 0; i < N; ++i) {
-      const long long keys = w.causal ? i + 1 : N;
+      const long long keys = w.causal ? std::min(NK, i + 1 + w.causal_offset()) : NK;
       double m = -std::numeric_limits<double>::infinity();
       for (long long j = 0; j < keys; ++j) {
         double dot = 0;
-        for (int c = 0; c < d; ++c) dot += double(q[base + i * d + c]) * double(k[base + j * d + c]);
+        for (int c = 0; c < d; ++c) dot += double(q[base + i * d + c]) * double(k[kv_base + j * d + c]);
         s[j] = dot * scale;
         m = std::max(m, s[j]);
       }
@@ -30,7 +31,7 @@ void attention_reference_cpu(const float* q, const float* k, const float* v, dou
       double* out = o + base + i * d;
       std::fill(out, out + d, 0.0);
       for (long long j = 0; j < keys; ++j)
-        for (int c = 0; c < d; ++c) out[c] += s[j] * double(v[base + j * d + c]);
+        for (int c = 0; c < d; ++c) out[c] += s[j] * double(v[kv_base + j * d + c]);
       for (int c = 0; c < d; ++c) out[c] /= l;
     }
   }
@@ -48,8 +49,8 @@ __device__ double row_dot(const float* a, const float* b, int d) {
 }
 
 __global__ void __launch_bounds__(32 * kRefWarpsPerBlock)
-    reference_kernel(const float* q, const float* k, const float* v, double* o, long long B, int N, int d, int causal,
-                     double scale) {
+    reference_kernel(const float* q, const float* k, const float* v, double* o, long long B, int N, int NK, int group,
+                     int d, int causal, double scale) {
   const int lane = static_cast<int>(threadIdx.x % 32);
   const long long rows = B * N;
   const long long warps_total = static_cast<long long>(gridDim.x) * kRefWarpsPerBlock;
@@ -58,9 +59,9 @@ __global__ void __launch_bounds__(32 * kRefWarpsPerBlock)
     const long long b = r / N;
     const int i = static_cast<int>(r % N);
     const float* qr = q + r * d;
-    const float* kb = k + b * N * d;
-    const float* vb = v + b * N * d;
-    const int keys = causal ? i + 1 : N;
+    const float* kb = k + (b / group) * NK * d;  // packed grouped K/V: entry b / kv_group
+    const float* vb = v + (b / group) * NK * d;
+    const int keys = causal ? min(NK, i + 1 + (NK - N)) : NK;
 
     double m = -INFINITY;
     for (int j = lane; j < keys; j += 32) m = fmax(m, scale * row_dot(qr, kb + static_cast<long long>(j) * d, d));
@@ -92,11 +93,13 @@ __global__ void __launch_bounds__(32 * kRefWarpsPerBlock)
 
 cudaError_t attention_reference_gpu(const float* q, const float* k, const float* v, double* o, const Workload& w,
                                     cudaStream_t stream) {
-  if (w.B < 1 || w.N < 1 || w.N > std::numeric_limits<int>::max() || w.d < 1 || w.d > kRefMaxD)
+  if (w.B < 1 || w.N < 1 || w.N > std::numeric_limits<int>::max() || w.d < 1 || w.d > kRefMaxD || w.kv_len < 0 ||
+      w.keys() > std::numeric_limits<int>::max() || w.kv_group < 1 || w.B % w.kv_group != 0 || (w.causal && w.N > w.keys()))
     return cudaErrorInvalidValue;
   const long long blocks = std::min<long long>((w.B * w.N + kRefWarpsPerBlock - 1) / kRefWarpsPerBlock, 1 << 20);
   reference_kernel<<<static_cast<unsigned>(blocks), 32 * kRefWarpsPerBlock, 0, stream>>>(
-      q, k, v, o, w.B, static_cast<int>(w.N), w.d, w.causal ? 1 : 0, double(w.effective_scale()));
+      q, k, v, o, w.B, static_cast<int>(w.N), static_cast<int>(w.keys()), w.kv_group, w.d, w.causal ? 1 : 0,
+      double(w.effective_scale()));
   return cudaGetLastError();
 }
 

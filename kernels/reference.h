@@ -9,11 +9,14 @@
 
 namespace flashtune {
 
-// CPU, double throughout; O(B N^2 d): for small cases.
+// Operands packed: Q and O [B, N, d], K and V [B / kv_group, keys, d] (query entry e reads K/V
+// entry e / kv_group: AttentionStrides::packed's addresses). Causal is bottom-right aligned.
+
+// CPU, double throughout; O(B N keys d): for small cases.
 void attention_reference_cpu(const float* q, const float* k, const float* v, double* o, const Workload& w);
 
 // GPU, products and sums accumulated in double, for large cases. Device pointers; o holds
-// B*N*d doubles. Returns the launch error.
+// B*N*d doubles. Returns the launch error (cudaErrorInvalidValue for a shape it refuses).
 cudaError_t attention_reference_gpu(const float* q, const float* k, const float* v, double* o,
                                     const Workload& w, cudaStream_t stream);
 

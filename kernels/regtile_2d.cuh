@@ -92,6 +92,7 @@ __global__ void __launch_bounds__(traits::RegTile2D::Tile<D, BR, BC, L>::kThread
   const int grp = R::group_of(tid), lane = R::lane_in_group(tid);
   const BlockTensors blk = block_tensors<D, BR, BC>(p);
   const int q0 = blk.q0, n = p.N, kv_tiles = blk.kv_tiles;
+  const int first_masked = first_masked_tile<BC>(p, q0);
   const float scale_log2e = p.scale_log2e;
   const float* const qg = blk.q;
   const float* const kg = p.k + blk.kv;
@@ -100,7 +101,7 @@ __global__ void __launch_bounds__(traits::RegTile2D::Tile<D, BR, BC, L>::kThread
   auto v_at = [](int row, int col) { return R::v_offset(D, row, col); };
 
   dt::load_tile_async<D, BR, kThreads>(sq, qg, p.qs.row, q0, n, tid, qk_at);
-  dt::load_tile_async<D, BC, kThreads>(sk, kg, p.ks.row, 0, n, tid, qk_at);
+  dt::load_tile_async<D, BC, kThreads>(sk, kg, p.ks.row, 0, p.kv_len, tid, qk_at);
   cp_async_commit();
 
   float acc[TM][TD];
@@ -114,7 +115,7 @@ __global__ void __launch_bounds__(traits::RegTile2D::Tile<D, BR, BC, L>::kThread
     // K_t (and Q) landed; every thread finished P V_{t-1}, so V and P buffers are free.
     cp_async_wait_all();
     __syncthreads();
-    dt::load_tile_async<D, BC, kThreads>(sv, vg, p.vs.row, kv0, n, tid, v_at);
+    dt::load_tile_async<D, BC, kThreads>(sv, vg, p.vs.row, kv0, p.kv_len, tid, v_at);
     cp_async_commit();
 
     float s[TM][TN];
@@ -139,10 +140,9 @@ __global__ void __launch_bounds__(traits::RegTile2D::Tile<D, BR, BC, L>::kThread
       }
     }
 
-    // Tail tile (keys >= n) and tiles crossing the causal diagonal: masked scores become -inf.
-    const bool tail = kv0 + BC > n;
-    const bool diagonal = p.causal && kv0 + BC - 1 > q0;
-    if (tail || diagonal) {
+    // Tail tile (keys >= kv_len) and tiles crossing the (bottom-right) causal diagonal: masked
+    // scores become -inf.
+    if (t >= first_masked) {
 #pragma unroll
       for (int i = 0; i < TM; ++i) {
         const int row = q0 + R::q_row(grp, i, kGroups);
@@ -196,7 +196,7 @@ __global__ void __launch_bounds__(traits::RegTile2D::Tile<D, BR, BC, L>::kThread
     cp_async_wait_all();
     __syncthreads();
     if (t + 1 < kv_tiles) {
-      dt::load_tile_async<D, BC, kThreads>(sk, kg, p.ks.row, kv0 + BC, n, tid, qk_at);
+      dt::load_tile_async<D, BC, kThreads>(sk, kg, p.ks.row, kv0 + BC, p.kv_len, tid, qk_at);
       cp_async_commit();
     }
 

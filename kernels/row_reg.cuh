@@ -42,8 +42,8 @@ __global__ void __launch_bounds__(traits::RowReg::Tile<D, BR, BC, L>::kThreads, 
     // Read again each tile (a few instructions per Bc x d tile): K and V's offset held across the
     // loop beside Q and O's 128 registers spilled 8 bytes at d = 64.
     const long long kv = late_entry<kHeavyFirst>(p).kv_offset(p);
-    load_tile<BC, D, T::kKvStride, T::kThreads>(smem + T::kKOffset, p.k + kv, p.ks.row, k0, p.N);
-    load_tile<BC, D, T::kKvStride, T::kThreads>(smem + T::kVOffset, p.v + kv, p.vs.row, k0, p.N);
+    load_tile<BC, D, T::kKvStride, T::kThreads>(smem + T::kKOffset, p.k + kv, p.ks.row, k0, p.kv_len);
+    load_tile<BC, D, T::kKvStride, T::kThreads>(smem + T::kVOffset, p.v + kv, p.vs.row, k0, p.kv_len);
     __syncthreads();
 
     float m_tile = -INFINITY;

@@ -41,8 +41,8 @@ __global__ void __launch_bounds__(traits::RowSmem::Tile<D, BR, BC, L>::kThreads,
   for (int t = 0; t < n_kv; ++t) {
     const int k0 = t * BC;
     __syncthreads();  // every thread is done with the previous K/V tile
-    load_tile<BC, D, T::kKvStride, T::kThreads>(sK, p.k + kv, p.ks.row, k0, p.N);
-    load_tile<BC, D, T::kKvStride, T::kThreads>(sV, p.v + kv, p.vs.row, k0, p.N);
+    load_tile<BC, D, T::kKvStride, T::kThreads>(sK, p.k + kv, p.ks.row, k0, p.kv_len);
+    load_tile<BC, D, T::kKvStride, T::kThreads>(sV, p.v + kv, p.vs.row, k0, p.kv_len);
     __syncthreads();
 
     float m_tile = -INFINITY;

@@ -74,8 +74,8 @@ __global__ void __launch_bounds__(traits::WarpGroups::Tile<D, BR, BC, L>::kThrea
   for (int t = 0; t < n_kv; ++t) {
     const int k0 = t * BC;
     __syncthreads();  // every thread is done with the previous K/V tile
-    load_tile<BC, D, T::kKvStride, T::kThreads>(smem + T::kKOffset, p.k + kv, p.ks.row, k0, p.N);
-    load_tile<BC, D, T::kKvStride, T::kThreads>(smem + T::kVOffset, p.v + kv, p.vs.row, k0, p.N);
+    load_tile<BC, D, T::kKvStride, T::kThreads>(smem + T::kKOffset, p.k + kv, p.ks.row, k0, p.kv_len);
+    load_tile<BC, D, T::kKvStride, T::kThreads>(smem + T::kVOffset, p.v + kv, p.vs.row, k0, p.kv_len);
     __syncthreads();
 
     float s[R][kChunks];  // s[r][c]: score (then p) of key c*G + g of this tile for row r

@@ -17,12 +17,15 @@ constexpr double kSeedL1OverDram = 3000.0 / 936.2;
 
 RooflineEstimate roofline_time(const Workload& w, const GpuSpec& gpu) {
   RooflineEstimate r;
-  const double B = double(w.B), N = double(w.N), d = double(w.d);
-  const double flops = w.causal ? 2.0 * B * N * (N + 1.0) * d : 4.0 * B * N * N * d;
+  const double B = double(w.B), N = double(w.N), d = double(w.d), keys = double(w.keys());
+  const double off = double(std::max(0LL, w.causal_offset()));
+  const double flops = w.causal ? 2.0 * B * N * (N + 1.0 + 2.0 * off) * d : 4.0 * B * N * keys * d;
   // fp32 data: the SIMT FP32 roof (the seed's baseline); 16-bit data: the tensor cores of that type.
   const double tensor16 = gpu.tensor_flops_per_clock_per_sm(w.dtype) * gpu.sm_count * gpu.clock_hz();
   r.compute_s = flops / (w.dtype != DType::Fp32 && tensor16 > 0 ? tensor16 : gpu.fp32_peak_flops());
-  r.dram_s = 4.0 * B * N * d * w.element_bytes() / gpu.dram_bytes_per_s();
+  // Q and O once per entry, K and V once per K/V head.
+  const double kv_heads_entries = B / double(std::max(1, w.kv_group));
+  r.dram_s = (2.0 * B * N + 2.0 * kv_heads_entries * keys) * d * w.element_bytes() / gpu.dram_bytes_per_s();
   r.time_s = std::max(r.compute_s, r.dram_s);
   return r;
 }

@@ -22,14 +22,15 @@ constexpr int kSoloPoints = 9;
 struct BlockLengths {
   long long B = 0, q_tiles = 0, kv_tiles = 0;
   long long Br = 0, Bc = 0;
+  long long offset = 0;  // keys - N: query row i sees keys up to i + offset (bottom-right causal)
   bool heavy_first = false, batch_fastest = false;
 
   long long total() const { return B * q_tiles; }
   // Tile number `r` of an entry in launch order. As count_tile_visits: the last query row of tile
-  // i is (i + 1) Br - 1.
+  // i is (i + 1) Br - 1, and it sees keys up to that plus the offset.
   long long tile(long long r) const {
     const long long i = heavy_first ? q_tiles - 1 - r : r;
-    return std::min(kv_tiles, ((i + 1) * Br - 1) / Bc + 1);
+    return std::min(kv_tiles, ((i + 1) * Br - 1 + offset) / Bc + 1);
   }
   long long at(long long n) const { return batch_fastest ? tile(n / B) : tile(n % q_tiles); }
   // How many blocks from n on (n included) have block n's length, counting only whole ranks of a
@@ -86,8 +87,8 @@ class Cursor {
  private:
   void set() {
     const long long i = len_.heavy_first ? len_.q_tiles - 1 - rank_ : rank_;
-    q_ = ((i + 1) * len_.Br - 1) / len_.Bc;
-    r_ = ((i + 1) * len_.Br - 1) % len_.Bc;
+    q_ = ((i + 1) * len_.Br - 1 + len_.offset) / len_.Bc;
+    r_ = ((i + 1) * len_.Br - 1 + len_.offset) % len_.Bc;
   }
   const BlockLengths& len_;
   long long br_q_, br_r_;
@@ -305,7 +306,8 @@ BlockLengths lengths_of(const Workload& w, const SharedSmGrid& g) {
   len.Br = g.Br;
   len.Bc = g.Bc;
   len.q_tiles = (w.N + g.Br - 1) / g.Br;
-  len.kv_tiles = (w.N + g.Bc - 1) / g.Bc;
+  len.kv_tiles = (w.keys() + g.Bc - 1) / g.Bc;
+  len.offset = w.causal_offset();
   len.heavy_first = g.heavy_first;
   len.batch_fastest = traits::grid_order(w.B, len.q_tiles, true, g.heavy_first) == traits::GridOrder::BatchFastest;
   return len;
@@ -314,7 +316,8 @@ BlockLengths lengths_of(const Workload& w, const SharedSmGrid& g) {
 // The mean block in K/V tiles: one entry's tiles summed (exact in 64 bits), over q_tiles.
 double mean_tiles(const BlockLengths& len) {
   long long sum = 0;
-  for (long long i = 0; i < len.q_tiles; ++i) sum += std::min(len.kv_tiles, ((i + 1) * len.Br - 1) / len.Bc + 1);
+  for (long long i = 0; i < len.q_tiles; ++i)
+    sum += std::min(len.kv_tiles, ((i + 1) * len.Br - 1 + len.offset) / len.Bc + 1);
   return double(sum) / double(len.q_tiles);
 }
 
@@ -341,10 +344,10 @@ double shared_sm_makespan(const Workload& w, const SharedSmGrid& g, double solo)
     const long long blocks = q_tiles * w.B, per_wave = static_cast<long long>(g.sm_count) * k;
     return double((blocks + per_wave - 1) / per_wave) * k;
   }
-  using Key = std::tuple<long long, long long, int, int, bool, int, int>;
+  using Key = std::tuple<long long, long long, long long, int, int, bool, int, int>;
   static std::mutex mutex;
   static std::map<Key, std::array<double, kSoloPoints>> cache;
-  const Key key{w.B, w.N, g.Br, g.Bc, g.heavy_first, g.sm_count, k};
+  const Key key{w.B, w.N, w.keys(), g.Br, g.Bc, g.heavy_first, g.sm_count, k};
   std::array<double, kSoloPoints> table{};
   bool found = false;
   {

@@ -43,7 +43,9 @@ long long causal_tile_sum(long long Tr, long long Tc, long long Br, long long Bc
 TileVisits count_tile_visits(const Workload& w, int Br, int Bc) {
   TileVisits t;
   t.q_tiles = ceil_div(w.N, Br);
-  t.kv_tiles = ceil_div(w.N, Bc);
+  t.kv_tiles = ceil_div(w.keys(), Bc);
+  // Bottom-right causal: query row i sees keys up to i + off (off = keys - N >= 0).
+  const long long off = w.causal ? std::max(0LL, w.causal_offset()) : 0;
   t.blocks = t.q_tiles * w.B;
   long long per_batch = 0, last = 0;
   if (!w.causal) {
@@ -51,13 +53,13 @@ TileVisits count_tile_visits(const Workload& w, int Br, int Bc) {
     last = t.q_tiles;
     t.max_tiles_per_block = t.kv_tiles;
   } else {
-    // Query tile k (0-based) visits f(k) = floor((Br k + Br - 1) / Bc) + 1 tiles, capped at Tc;
-    // the capped ones (f(k) = Tc) visit the last tile.
-    per_batch = causal_tile_sum(t.q_tiles, t.kv_tiles, Br, Bc, Br - 1);
-    const long long num = (t.kv_tiles - 1) * Bc - Br + 1;
+    // Query tile k (0-based) visits f(k) = floor((Br k + Br - 1 + off) / Bc) + 1 tiles, capped
+    // at Tc; the capped ones (f(k) = Tc) visit the last tile.
+    per_batch = causal_tile_sum(t.q_tiles, t.kv_tiles, Br, Bc, Br - 1 + off);
+    const long long num = (t.kv_tiles - 1) * Bc - (Br - 1 + off);
     const long long uncapped = num <= 0 ? 0 : std::min(t.q_tiles, ceil_div(num, Br));
     last = t.q_tiles - uncapped;
-    t.max_tiles_per_block = std::min(t.kv_tiles, ((t.q_tiles - 1) * Br + Br - 1) / Bc + 1);
+    t.max_tiles_per_block = std::min(t.kv_tiles, ((t.q_tiles - 1) * Br + Br - 1 + off) / Bc + 1);
   }
   t.visits = per_batch * w.B;
   t.last_tile_visits = last * w.B;
@@ -66,13 +68,15 @@ TileVisits count_tile_visits(const Workload& w, int Br, int Bc) {
 }
 
 long long count_warp_tile_visits(const Workload& w, int Br, int Bc, int rows_per_warp) {
-  const long long Tr = ceil_div(w.N, Br), Tc = ceil_div(w.N, Bc);
+  const long long Tr = ceil_div(w.N, Br), Tc = ceil_div(w.keys(), Bc);
   const int warps = Br / rows_per_warp;
   if (!w.causal) return warps * Tr * Tc * w.B;
+  const long long off = std::max(0LL, w.causal_offset());
   // Warp v of query tile k: rows up to Br k + rows_per_warp (v + 1) - 1, which is at most the
   // block's last row, so its own bound also respects the block's loop bound (kv_tile_count).
   long long per_batch = 0;
-  for (int v = 0; v < warps; ++v) per_batch += causal_tile_sum(Tr, Tc, Br, Bc, (long long)rows_per_warp * (v + 1) - 1);
+  for (int v = 0; v < warps; ++v)
+    per_batch += causal_tile_sum(Tr, Tc, Br, Bc, (long long)rows_per_warp * (v + 1) - 1 + off);
   return per_batch * w.B;
 }
 
@@ -80,11 +84,13 @@ Counts count_work(const Workload& w, const GeometryAnalysis& g) {
   Counts c;
   const int Br = g.config.Br, Bc = g.config.Bc;
   c.tiles = count_tile_visits(w, Br, Bc);
-  const double B = double(w.B), N = double(w.N), d = double(w.d);
+  const double B = double(w.B), N = double(w.N), d = double(w.d), keys = double(w.keys());
   const double visits = double(c.tiles.visits), blocks = double(c.tiles.blocks);
 
   c.nominal_flops = w.nominal_flops();
-  c.useful_flops = w.causal ? 2.0 * B * N * (N + 1.0) * d : 4.0 * B * N * N * d;
+  // Causal: row i sees i + 1 + off keys, sum_i = N (N + 1) / 2 + N off.
+  const double off = double(std::max(0LL, w.causal_offset()));
+  c.useful_flops = w.causal ? 2.0 * B * N * (N + 1.0 + 2.0 * off) * d : 4.0 * B * N * keys * d;
   // Every visited tile runs the full tile's instructions: masked scores and tail rows are
   // computed and then discarded (warps execute in lockstep), so per-tile counts apply as is.
   // A kernel whose warps skip fully masked tiles (causal) runs them per (warp, tile) instead:
@@ -138,18 +144,20 @@ Counts count_work(const Workload& w, const GeometryAnalysis& g) {
                         c.extra_warp_instructions;
 
   // Tails are masked in global memory: only the rows that exist move. Q and O: each of the
-  // N rows once per batch entry. K/V: full tiles, plus the partial last tile's rows.
+  // N rows once per batch entry. K/V: full tiles, plus the partial last tile's rows (of keys).
   const double q_per_row = double(g.q_bytes_per_block) / Br;
   const double o_per_row = double(g.o_bytes_per_block) / Br;
   const double kv_per_row = double(g.kv_bytes_per_kv_tile) / Bc;
-  const double last_rows = N - double(c.tiles.kv_tiles - 1) * Bc;
+  const double last_rows = keys - double(c.tiles.kv_tiles - 1) * Bc;
   c.l2_q_bytes = q_per_row * N * B;
   c.l2_o_bytes = o_per_row * N * B;
   c.l2_kv_bytes = kv_per_row * (double(c.tiles.visits - c.tiles.last_tile_visits) * Bc +
                                 double(c.tiles.last_tile_visits) * last_rows);
   // Whole tiles' worth: a partial tail tile's rows split like the full tile's first rows.
   c.l2_split_copy_bytes = 32.0 * (g.split_copy_sectors_per_kv_tile * visits + g.split_copy_sectors_per_block * blocks);
-  c.dram_compulsory_bytes = 4.0 * B * N * d * w.element_bytes();
+  // Q and O once per entry; K and V once per K/V head: the kv_group query heads of a group read
+  // the same K/V (memory_traffic.h: when they run apart, their re-reads are far re-reads).
+  c.dram_compulsory_bytes = (2.0 * B * N + 2.0 * (B / double(std::max(1, w.kv_group))) * keys) * d * w.element_bytes();
   return c;
 }
 

@@ -32,7 +32,7 @@ long long count_warp_tile_visits(const Workload& w, int Br, int Bc, int rows_per
 struct Counts {
   TileVisits tiles;
   double nominal_flops = 0;   // 4 B N^2 d, halved when causal (the reporting convention)
-  double useful_flops = 0;    // 4 d per unmasked (query, key) pair: 4 B N^2 d, or 2 B N (N+1) d causal
+  double useful_flops = 0;    // 4 d per unmasked (query, key) pair: 4 B N keys d, or 2 B N (N+1+2 off) d causal
   // 4 Br Bc d per visited tile (per computing warp's share where warps skip masked tiles):
   // includes masked and tail work.
   double executed_flops = 0;
@@ -81,7 +81,8 @@ struct Counts {
   // L2 hits that cross to the SM a second time; no DRAM traffic.
   double l2_split_copy_bytes = 0;
   double l2_bytes() const { return l2_q_bytes + l2_kv_bytes + l2_o_bytes + l2_split_copy_bytes; }
-  double dram_compulsory_bytes = 0;  // Q + K + V read once, O written once: 4 B N d elements
+  // Q and O once per entry, K and V once per K/V head: (2 B N + 2 (B / kv_group) keys) d elements.
+  double dram_compulsory_bytes = 0;
   double fp32_instructions() const { return ffma + fp32_other + cvt; }
 };
 

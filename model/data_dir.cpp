@@ -68,11 +68,21 @@ std::string shipped_profile_dir() {
   return data_path("profiles");
 }
 
-std::string shipped_profile_path(const std::string& spec_stem) {
-  if (spec_stem.empty()) return "";
-  const fs::path path = fs::path(shipped_profile_dir()) / (spec_stem + ".json");
+namespace {
+std::string shipped_file(const std::string& name) {
+  const fs::path path = fs::path(shipped_profile_dir()) / name;
   std::error_code ec;
   return fs::is_regular_file(path, ec) ? path.string() : "";
+}
+}  // namespace
+
+std::string shipped_profile_path(const std::string& spec_stem) {
+  return spec_stem.empty() ? "" : shipped_file(spec_stem + ".json");
+}
+
+std::string shipped_companion_profile_path(const std::string& spec_stem, DType dtype) {
+  if (spec_stem.empty() || dtype == DType::Fp32) return "";
+  return shipped_file(spec_stem + "-" + dtype_name(dtype) + ".json");
 }
 
 }  // namespace flashtune::model

@@ -14,6 +14,8 @@
 
 #include <string>
 
+#include "kernels/traits/tile_config.h"
+
 namespace flashtune::model {
 
 // The data folder, by the rules above. Throws std::runtime_error, one line naming the folders
@@ -32,5 +34,11 @@ std::string shipped_profile_dir();
 // The shipped profile of a GPU, <shipped_profile_dir()>/<spec stem>.json ("nvidia-h200" ->
 // ".../profiles/nvidia-h200.json"), when that file exists; else "".
 std::string shipped_profile_path(const std::string& spec_stem);
+
+// A shipped profile's companion for a 16-bit element type, <dir>/<spec stem>-<dtype>.json
+// ("nvidia-h200", bf16 -> ".../profiles/nvidia-h200-bf16.json"), when that file exists; else "".
+// Each companion is one sweep of that dtype's workloads (one build, like every profile), so a GPU's
+// fp32 and 16-bit measurements need not come from one build.
+std::string shipped_companion_profile_path(const std::string& spec_stem, DType dtype);
 
 }  // namespace flashtune::model

@@ -18,14 +18,23 @@ DramEstimate estimate_dram(const Workload& w, const TileConfig& c, const Counts&
   // batch-fastest, the same ranks of every other entry, B x together blocks.
   e.entries_in_flight = batch_fastest ? w.B : std::min<long long>(w.B, (R + Tr - 1) / Tr + 1);
   const double blocks_between = batch_fastest ? double(w.B) * double(together) : double(R);
-  const double kv_per_entry = 2.0 * double(w.N) * w.d * w.element_bytes();
+  // Grouped heads: consecutive entries are consecutive query heads, kv_group of them per K/V set,
+  // so E entries in flight hold at most ceil((E - 1) / g) + 1 distinct K/V sets.
+  const long long g = std::max(1, w.kv_group), kv_sets_total = std::max<long long>(1, w.B / g);
+  e.kv_sets_in_flight = std::min({e.entries_in_flight, kv_sets_total, (e.entries_in_flight - 1 + g - 1) / g + 1});
+  const double kv_per_entry = 2.0 * double(w.keys()) * w.d * w.element_bytes();
   const double qo_per_block = 2.0 * double(c.Br) * w.d * w.element_bytes();
-  e.working_set_bytes = double(e.entries_in_flight) * kv_per_entry + blocks_between * qo_per_block;
+  e.working_set_bytes = double(e.kv_sets_in_flight) * kv_per_entry + blocks_between * qo_per_block;
   e.usable_l2_bytes = double(gpu.l2_bytes) * k.l2_capacity_fraction;
   e.reread_hit_fraction = e.working_set_bytes <= e.usable_l2_bytes ? 1.0 : e.usable_l2_bytes / e.working_set_bytes;
-  const double compulsory_kv = 2.0 * double(w.B) * double(w.N) * w.d * w.element_bytes();
+  const double compulsory_kv = 2.0 * double(kv_sets_total) * double(w.keys()) * w.d * w.element_bytes();
   const double rereads = std::max(0.0, counts.l2_kv_bytes - compulsory_kv);
-  e.sweeps_per_entry = together > 0 ? (Tr + together - 1) / together : 1;
+  // A K/V set is swept by the g x Tr blocks of its query heads; those resident together (in
+  // launch order: tile-fastest, min(g Tr, R); batch-fastest, g x `together`) read it in step.
+  const long long set_blocks = g * Tr;
+  const long long set_together =
+      std::clamp<long long>(batch_fastest ? g * together : std::min(set_blocks, R), 1, set_blocks);
+  e.sweeps_per_entry = (set_blocks + set_together - 1) / set_together;
   const double far_rereads = std::min(rereads, double(e.sweeps_per_entry - 1) * compulsory_kv);
   e.bytes = counts.dram_compulsory_bytes + (1.0 - e.reread_hit_fraction) * far_rereads;
   return e;

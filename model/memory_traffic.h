@@ -19,7 +19,14 @@
 //                           33.5 MB K/V set swept batch-fastest, g_n1024_b128_d32_causal, read
 //                           1.34x Q+K+V from DRAM, as if it fit; half the L2 predicted 1.96x)
 //   DRAM bytes         = compulsory + (1 - min(1, C / W)) x min(L2 re-reads, (S - 1) x compulsory K/V)
-// (L2 re-reads: the L2 K/V bytes less the compulsory K/V.) Until 2026-11 the miss share applied
+// (L2 re-reads: the L2 K/V bytes less the compulsory K/V.)
+// Inference operands: K/V of one entry is keys rows; with grouped heads (g = kv_group query heads
+// per K/V head) the compulsory K/V is one copy per K/V head, the working set counts the distinct
+// K/V sets of the entries in flight (ceil((E - 1) / g) + 1 at most: consecutive entries are
+// consecutive query heads), and S counts the sweeps of a K/V set by all g x Tr blocks of its
+// heads: g heads resident together share each tile from L2, a head run long after its neighbours
+// re-reads it from far back. A first mechanistic version, not yet checked against counters.
+// Until 2026-11 the miss share applied
 // to every re-read (Tr - 1 sweeps, not S - 1): up to 300x the DRAM reads the H200 counted
 // (docs/counters.md, "Per-term check against the model").
 #pragma once
@@ -37,7 +44,8 @@ struct DramEstimate {
   double usable_l2_bytes = 0;
   double reread_hit_fraction = 1;  // min(1, C / W)
   long long entries_in_flight = 0;
-  long long sweeps_per_entry = 1;  // S = ceil(Tr / T)
+  long long kv_sets_in_flight = 0;  // distinct K/V heads among them (grouped heads share one)
+  long long sweeps_per_entry = 1;  // S = ceil(g Tr / T_g), per K/V set (g = kv_group)
 };
 
 // heavy_first: the kernel's KernelGeometry::causal_heavy_first (with w.causal, the grid's order).

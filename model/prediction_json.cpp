@@ -5,7 +5,12 @@ namespace flashtune::model {
 using nlohmann::json;
 
 json workload_json(const Workload& w) {
-  return {{"B", w.B}, {"N", w.N}, {"d", w.d}, {"causal", w.causal}, {"scale", w.effective_scale()}};
+  json j = {{"B", w.B}, {"N", w.N}, {"d", w.d}, {"causal", w.causal}, {"scale", w.effective_scale()}};
+  // The inference operands only where they differ from self-attention, so that every earlier
+  // output reads the same.
+  if (w.keys() != w.N) j["kv_len"] = w.keys();
+  if (w.kv_group != 1) j["kv_group"] = w.kv_group;
+  return j;
 }
 
 json coefficients_json(const Coefficients& k) {

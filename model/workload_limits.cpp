@@ -1,5 +1,6 @@
 #include "model/workload_limits.h"
 
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 
@@ -29,12 +30,22 @@ std::optional<std::string> workload_limit_error(const Workload& w) {
   // here d only has to be a size.
   if (w.d < 1) return "d=" + to_string(w.d) + ": must be >= 1";
   if (w.N > INT_MAX) return "N=" + to_string(w.N) + " is above the kernels' limit " + to_string(INT_MAX);
-  const Wide bytes = Wide(16) * w.B * w.N * w.d;
+  if (w.kv_len < 0) return "kv_len=" + to_string(w.kv_len) + ": must be >= 1 (or 0 for N)";
+  if (w.keys() > INT_MAX) return "kv_len=" + to_string(w.keys()) + " is above the kernels' limit " + to_string(INT_MAX);
+  if (w.kv_group < 1) return "kv_group=" + to_string(w.kv_group) + ": must be >= 1";
+  if (w.B % w.kv_group != 0)
+    return "B=" + to_string(w.B) + " is not a multiple of kv_group=" + to_string(w.kv_group) +
+           " (the query heads of a K/V head are entries of one batch)";
+  if (w.causal && w.N > w.keys())
+    return "causal with N=" + to_string(w.N) + " above kv_len=" + to_string(w.keys()) +
+           ": bottom-right alignment would leave the first query rows no key";
+  const Wide bytes = Wide(16) * w.B * std::max(w.N, w.keys()) * w.d;
   if (bytes > kInt64Max)
     return "B=" + to_string(w.B) + " N=" + to_string(w.N) + " d=" + to_string(w.d) +
            ": Q, K, V and O would take more than 2^63 bytes";
   const Wide tiles = (Wide(w.N) + kMinTile - 1) / kMinTile;
-  if (Wide(w.B) * tiles * tiles * kMaxWarpsPerBlock > kInt64Max)
+  const Wide kv_tiles = (Wide(w.keys()) + kMinTile - 1) / kMinTile;
+  if (Wide(w.B) * tiles * kv_tiles * kMaxWarpsPerBlock > kInt64Max)
     return "B=" + to_string(w.B) + " N=" + to_string(w.N) + ": tile counts overflow 64-bit arithmetic";
   const long long fewest_blocks = w.B * ((w.N + kMaxTile - 1) / kMaxTile);
   if (w.B > kMaxGridY && fewest_blocks > kMaxGridX)
@@ -43,6 +54,8 @@ std::optional<std::string> workload_limit_error(const Workload& w) {
   return std::nullopt;
 }
 
-long long workload_bytes(const Workload& w) { return 16LL * w.B * w.N * w.d; }
+long long workload_bytes(const Workload& w) {
+  return 8LL * w.B * w.N * w.d + 8LL * (w.B / std::max(1, w.kv_group)) * w.keys() * w.d;
+}
 
 }  // namespace flashtune::model

@@ -14,7 +14,8 @@ namespace flashtune::model {
 // Why no kernel accepts `w` ("N=1099511627776 is above the kernels' limit 2147483647"), or nullopt.
 std::optional<std::string> workload_limit_error(const Workload& w);
 
-// Bytes of Q, K, V and O in fp32 (16 B N d); only meaningful once workload_limit_error is nullopt.
+// Bytes of Q, K, V and O in fp32 (8 B N d + 8 (B / kv_group) keys d); only meaningful once
+// workload_limit_error is nullopt.
 long long workload_bytes(const Workload& w);
 
 }  // namespace flashtune::model

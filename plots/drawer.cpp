@@ -121,7 +121,7 @@ std::string safe_stem(const std::string& s) {
 }
 
 std::string workload_text(const Workload& w) {
-  return "B=" + std::to_string(w.B) + " N=" + std::to_string(w.N) + " d=" + std::to_string(w.d) +
+  return "B=" + std::to_string(w.B) + " N=" + std::to_string(w.N) + inference_suffix(w) + " d=" + std::to_string(w.d) +
          (w.causal ? " causal" : "");
 }
 

@@ -49,7 +49,7 @@ std::string profile_to_csv(const Profile& p) {
   for (const Measurement& m : p.measurements)
     for (const auto& kv : m.counters) counter_names.insert(kv.first);
   std::ostringstream out;
-  out << "gpu,workload,B,N,d,causal,dtype,config,variant,Br,Bc,layout,stages,q_smem,status,reason,rel_l2,max_abs,median_ms,min_ms,mean_ms,"
+  out << "gpu,workload,B,N,d,causal,dtype,kv_len,kv_group,config,variant,Br,Bc,layout,stages,q_smem,status,reason,rel_l2,max_abs,median_ms,min_ms,mean_ms,"
          "stdev_ms,rel_stdev,samples,dropped,sm_clock_mhz,tflops,registers,static_smem,dynamic_smem,local_bytes,"
          "threads,best,counters_status";
   for (const std::string& c : counter_names) out << "," << csv_field(c);
@@ -60,9 +60,9 @@ std::string profile_to_csv(const Profile& p) {
     out << csv_field(p.gpu.spec) << "," << csv_field(m.workload) << ",";
     if (w)
       out << w->workload.B << "," << w->workload.N << "," << w->workload.d << "," << (w->workload.causal ? 1 : 0) << ","
-          << dtype_name(w->workload.dtype) << ",";
+          << dtype_name(w->workload.dtype) << "," << w->workload.keys() << "," << w->workload.kv_group << ",";
     else
-      out << ",,,,,";
+      out << ",,,,,,,";
     out << csv_field(m.config) << ",";
     if (tile)
       out << variant_name(tile->variant) << "," << tile->Br << "," << tile->Bc << "," << layout_name(tile->layout) << ","
@@ -118,6 +118,8 @@ ordered_json profile_to_t4(const Profile& p) {
       conf["d"] = w->workload.d;
       conf["causal"] = w->workload.causal;
       conf["dtype"] = dtype_name(w->workload.dtype);
+      conf["kv_len"] = w->workload.keys();
+      conf["kv_group"] = w->workload.kv_group;
     }
     if (tile) {
       conf["variant"] = variant_name(tile->variant);

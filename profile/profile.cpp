@@ -189,6 +189,9 @@ Measurement read_measurement(const Reader& r, const json& m, const std::string& 
 ordered_json workload_json(const NamedWorkload& w) {
   ordered_json j = {{"name", w.name}, {"B", w.workload.B}, {"N", w.workload.N}, {"d", w.workload.d},
                     {"causal", w.workload.causal}, {"dtype", dtype_name(w.workload.dtype)}};
+  // Only where they differ from self-attention: a self-attention workload reads as in version 2.
+  if (w.workload.keys() != w.workload.N) j["kv_len"] = w.workload.keys();
+  if (w.workload.kv_group != 1) j["kv_group"] = w.workload.kv_group;
   put_extra(j, w.extra);
   return j;
 }
@@ -372,8 +375,14 @@ Profile profile_from_json(const json& doc, const std::string& source) {
       w.workload.dtype = *parsed;
     }
     if (w.workload.B < 1 || w.workload.N < 1 || w.workload.d < 1) r.fail("field '" + at + "B/N/d' must be >= 1");
+    if (r.optional_field(ws[i], "kv_len")) {
+      w.workload.kv_len = r.integer(ws[i], "kv_len", at);
+      if (w.workload.kv_len < 1)  // 0 means N in code; a file says N by leaving the field out
+        r.fail("field '" + at + "kv_len' = " + std::to_string(w.workload.kv_len) + ": must be >= 1");
+    }
+    if (r.optional_field(ws[i], "kv_group")) w.workload.kv_group = r.small_integer(ws[i], "kv_group", at);
     if (!names.insert(w.name).second) r.fail("workload '" + w.name + "' listed twice");
-    w.extra = unknown_fields(ws[i], {"name", "B", "N", "d", "causal", "dtype"});
+    w.extra = unknown_fields(ws[i], {"name", "B", "N", "d", "causal", "dtype", "kv_len", "kv_group"});
     p.workloads.push_back(w);
   }
   const json& ms = r.array(doc, "measurements", "");

@@ -20,9 +20,10 @@
 namespace flashtune {
 
 // 2: each workload may name its element type ("dtype": fp32, bf16 or fp16; absent = fp32). Version 1
-// files have no dtype and load unchanged as fp32. Later workload dimensions (the K/V length and head
-// counts of inference shapes) follow the same rule: optional, with the default that version 1 meant.
-inline constexpr int kProfileSchemaVersion = 2;
+// files have no dtype and load unchanged as fp32.
+// 3: each workload may give the inference operands' shape: "kv_len" (keys per entry; absent = N)
+// and "kv_group" (query heads per K/V head; absent = 1). Versions 1 and 2 load unchanged.
+inline constexpr int kProfileSchemaVersion = 3;
 inline constexpr int kOldestProfileSchemaVersion = 1;
 inline constexpr const char* kProfileKind = "flashtune-profile";
 

@@ -168,6 +168,9 @@ void check_profile_values(const Profile& p, const std::string& source) {
   std::map<std::string, Workload> workloads;
   for (std::size_t i = 0; i < p.workloads.size(); ++i) {
     const NamedWorkload& w = p.workloads[i];
+    const std::string at = "workloads[" + std::to_string(i) + "].";
+    if (w.workload.kv_len != 0) c.integer(FT_ROW("workloads[].kv_len"), at + "kv_len", w.workload.kv_len);
+    c.integer(FT_ROW("workloads[].kv_group"), at + "kv_group", w.workload.kv_group);
     if (const auto why = model::workload_limit_error(w.workload))
       c.fail("workloads[" + std::to_string(i) + "]", "('" + w.name + "'): " + *why);
     if (!traits::is_head_dim(w.workload.d))

@@ -42,6 +42,8 @@ inline constexpr double kMaxPlausibleMs = 1e7;
 
 // 0 in a gpu field means "not recorded" (a profile made without a device, or by hand).
 inline constexpr ValueRange kProfileValueRanges[] = {
+    {"workloads[].kv_len", RangeKind::kInteger, 1, kIntMax, "", "schema 3; absent: N; causal needs N <= kv_len"},
+    {"workloads[].kv_group", RangeKind::kInteger, 1, 1024, "", "schema 3; absent: 1; divides B"},
     {"gpu.sm_count", RangeKind::kInteger, 0, 1024, "", "0: not recorded"},
     {"gpu.sm_clock_max_mhz", RangeKind::kInteger, 0, 100000, "", "0: not recorded"},
     {"gpu.mem_clock_mhz", RangeKind::kInteger, 0, 100000, "", "0: not recorded"},

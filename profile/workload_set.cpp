@@ -45,9 +45,10 @@ WorkloadSet workload_set_from_json(const json& doc, const std::string& path) {
   if (!doc.is_object()) fail(path, "top level must be a JSON object");
   const auto version = doc.find("schema_version");
   if (version == doc.end()) fail(path, "missing field 'schema_version'");
-  // 2 adds the optional "dtype" per workload (absent: fp32), so a version 1 file reads unchanged.
-  if (!json_integer_in(*version, 1, 2))
-    fail(path, "field 'schema_version' must be 1 or 2 (got " + version->dump() + ")");
+  // 2 adds the optional "dtype" per workload (absent: fp32), 3 the optional "kv_len" (absent: N)
+  // and "kv_group" (absent: 1), so earlier files read unchanged.
+  if (!json_integer_in(*version, 1, 3))
+    fail(path, "field 'schema_version' must be 1 to 3 (got " + version->dump() + ")");
   WorkloadSet set;
   set.file = path;
   for (const char* key : {"name", "description"}) {
@@ -89,10 +90,14 @@ WorkloadSet workload_set_from_json(const json& doc, const std::string& path) {
                        unknown_dtype_message(dt->is_string() ? dt->get<std::string>() : dt->dump()));
       nw.workload.dtype = *parsed;
     }
+    if (item.contains("kv_len"))
+      nw.workload.kv_len = positive_integer(item, "kv_len", at + ".kv_len", path, std::numeric_limits<int>::max());
+    if (item.contains("kv_group"))
+      nw.workload.kv_group = static_cast<int>(positive_integer(item, "kv_group", at + ".kv_group", path, 1024));
     for (auto it = item.begin(); it != item.end(); ++it)
       if (it.key() != "name" && it.key() != "B" && it.key() != "N" && it.key() != "d" && it.key() != "causal" &&
-          it.key() != "dtype")
-        fail(path, "unknown field '" + at + "." + it.key() + "' (known: name, B, N, d, causal, dtype)");
+          it.key() != "dtype" && it.key() != "kv_len" && it.key() != "kv_group")
+        fail(path, "unknown field '" + at + "." + it.key() + "' (known: name, B, N, d, causal, dtype, kv_len, kv_group)");
     if (const auto why = model::workload_limit_error(nw.workload)) fail(path, at + ": " + *why);
     set.workloads.push_back(nw);
   }
@@ -100,16 +105,19 @@ WorkloadSet workload_set_from_json(const json& doc, const std::string& path) {
 }
 
 std::string default_workload_name(const Workload& w) {
-  return "b" + std::to_string(w.B) + "_n" + std::to_string(w.N) + "_d" + std::to_string(w.d) +
+  return "b" + std::to_string(w.B) + "_n" + std::to_string(w.N) +
+         (w.keys() != w.N ? "_kv" + std::to_string(w.keys()) : "") +
+         (w.kv_group != 1 ? "_g" + std::to_string(w.kv_group) : "") + "_d" + std::to_string(w.d) +
          (w.causal ? "_causal" : "") + (w.dtype != DType::Fp32 ? std::string("_") + dtype_name(w.dtype) : "");
 }
 
 bool same_dimensions(const Workload& a, const Workload& b) {
-  return a.B == b.B && a.N == b.N && a.d == b.d && a.causal == b.causal && a.dtype == b.dtype;
+  return a.B == b.B && a.N == b.N && a.d == b.d && a.causal == b.causal && a.dtype == b.dtype &&
+         a.keys() == b.keys() && a.kv_group == b.kv_group;
 }
 
 std::string describe_workload(const Workload& w) {
-  return "B=" + std::to_string(w.B) + " N=" + std::to_string(w.N) + " d=" + std::to_string(w.d) +
+  return "B=" + std::to_string(w.B) + " N=" + std::to_string(w.N) + inference_suffix(w) + " d=" + std::to_string(w.d) +
          (w.causal ? " causal" : " non-causal") + (w.dtype != DType::Fp32 ? std::string(" ") + dtype_name(w.dtype) : "");
 }
 

@@ -9,6 +9,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -47,14 +48,20 @@ DType dtype_of(const std::string& name) {
   throw py::value_error(unknown_dtype_message(name));
 }
 
+// kv_len: keys per entry (None: N); kv_group: query heads per K/V head.
 Workload workload_of(long long B, long long N, int d, bool causal, std::optional<double> scale,
-                     DType dtype = DType::Fp32) {
+                     DType dtype = DType::Fp32, std::optional<long long> kv_len = std::nullopt, int kv_group = 1) {
   Workload w;
   w.B = B;
   w.N = N;
   w.d = d;
   w.causal = causal;
   w.dtype = dtype;
+  if (kv_len) {
+    if (*kv_len < 1) throw py::value_error("kv_len=" + std::to_string(*kv_len) + ": must be >= 1");
+    w.kv_len = *kv_len;
+  }
+  w.kv_group = kv_group;
   if (scale) {
     if (!(*scale > 0.0) || !(*scale < 3.4e38)) throw py::value_error("scale=" + std::to_string(*scale) + ": must be a positive finite number");
     w.scale = static_cast<float>(*scale);
@@ -109,15 +116,15 @@ long long n_bucket(long long n) {
   return (n + step - 1) / step * step;
 }
 
-// The dispatcher's choice, reused for every N of the same bucket (same device, B, d, causal,
-// dtype, precision): a new choice ranks every config with the model (about 0.1 s), and generation asks
+// The dispatcher's choice, reused for every N (and number of keys) of the same bucket (same device,
+// B, kv_group, d, causal, dtype, precision): a new choice ranks every config with the model (about 0.1 s), and generation asks
 // for a new N at every token. The first N of a bucket decides (a measured workload of the
 // profile matches exactly there); a tile choice does not change within an eighth of an octave.
 Choice choice_for(int device, const Workload& w, Precision p) {
-  using Key = std::tuple<int, long long, long long, int, bool, DType, Precision>;
+  using Key = std::tuple<int, long long, long long, long long, int, int, bool, DType, Precision>;
   static std::mutex mutex;
   static std::map<Key, Choice> cache;
-  const Key key{device, w.B, n_bucket(w.N), w.d, w.causal, w.dtype, p};
+  const Key key{device, w.B, n_bucket(w.N), n_bucket(w.keys()), w.kv_group, w.d, w.causal, w.dtype, p};
   {
     std::lock_guard<std::mutex> lock(mutex);
     if (auto it = cache.find(key); it != cache.end()) return it->second;
@@ -169,19 +176,28 @@ Choice named_choice(const std::string& name, const Workload& w, Precision p, int
   return choice;
 }
 
-// q, k, v, o: device addresses; *_strides: (batch, head, row) in elements of dtype; shape
-// [batch, heads, N, d] logically; dtype: "fp32", "bf16" or "fp16", the element type of all four.
-// config: a config name to run instead of the dispatcher's choice. Returns the config name that ran.
+// q, k, v, o: device addresses; *_strides: (batch, head, row) in elements of dtype; q and o
+// [batch, heads, N, d] logically, k and v [batch, kv_heads, kv_len, d] (kv_heads dividing heads:
+// grouped-query attention, no copy; causal bottom-right aligned); dtype: "fp32", "bf16" or "fp16",
+// the element type of all four. config: a config name to run instead of the dispatcher's choice.
+// Returns the config name that ran.
 std::string attention(std::uintptr_t q, const std::vector<long long>& q_strides, std::uintptr_t k,
                       const std::vector<long long>& k_strides, std::uintptr_t v,
                       const std::vector<long long>& v_strides, std::uintptr_t o,
                       const std::vector<long long>& o_strides, long long batch, long long heads, long long N, int d,
                       bool causal, std::optional<double> scale, std::uintptr_t stream, const std::string& precision,
-                      const std::string& dtype, const std::optional<std::string>& config) {
+                      const std::string& dtype, const std::optional<std::string>& config,
+                      std::optional<long long> kv_heads, std::optional<long long> kv_len) {
   if (batch < 1) throw py::value_error("batch=" + std::to_string(batch) + ": must be >= 1");
   if (heads < 1) throw py::value_error("heads=" + std::to_string(heads) + ": must be >= 1");
+  const long long hkv = kv_heads.value_or(heads);
+  if (hkv < 1) throw py::value_error("kv_heads=" + std::to_string(hkv) + ": must be >= 1");
+  if (heads % hkv != 0)
+    throw py::value_error("heads=" + std::to_string(heads) + " is not a multiple of kv-heads=" + std::to_string(hkv) +
+                          " (each K/V head serves the same number of query heads)");
   const DType element = dtype_of(dtype);
-  const Workload w = workload_of(batch * heads, N, d, causal, scale, element);
+  const Workload w = workload_of(batch * heads, N, d, causal, scale, element, kv_len,
+                                 static_cast<int>(std::min<long long>(heads / hkv, 1 << 30)));
   const Precision p = precision_of(precision);
   AttentionTensors t;
   t.q = reinterpret_cast<const void*>(q);
@@ -275,8 +291,9 @@ Ranked rank_json(const Workload& w, const std::vector<TileConfig>& configs, cons
 }
 
 py::object rank(long long B, long long N, int d, bool causal, const std::string& gpu_name,
-                const std::optional<std::string>& profile, const std::string& precision, const std::string& dtype) {
-  const Workload w = workload_of(B, N, d, causal, std::nullopt, dtype_of(dtype));
+                const std::optional<std::string>& profile, const std::string& precision, const std::string& dtype,
+                std::optional<long long> kv_len, int kv_group) {
+  const Workload w = workload_of(B, N, d, causal, std::nullopt, dtype_of(dtype), kv_len, kv_group);
   const Precision p = precision_of(precision);
   const model::GpuSpec gpu = gpu_of(gpu_name);
   const model::ModelProfile prof = profile_of(profile, gpu);
@@ -301,10 +318,11 @@ py::object rank(long long B, long long N, int d, bool causal, const std::string&
 // dtype: None -> the config's own element type (a bf16 config name predicts a bf16 workload).
 py::object predict(long long B, long long N, int d, const std::string& config, bool causal,
                    const std::string& gpu_name, const std::optional<std::string>& profile,
-                   std::optional<double> scale, const std::optional<std::string>& dtype) {
+                   std::optional<double> scale, const std::optional<std::string>& dtype,
+                   std::optional<long long> kv_len, int kv_group) {
   const std::optional<TileConfig> c = parse_config_name(config);
   if (!c) throw py::value_error("config '" + config + "' is not a config name (e.g. mma_3xtf32/d64/br64xbc64/swizzled)");
-  const Workload w = workload_of(B, N, d, causal, scale, dtype ? dtype_of(*dtype) : c->dtype);
+  const Workload w = workload_of(B, N, d, causal, scale, dtype ? dtype_of(*dtype) : c->dtype, kv_len, kv_group);
   if (c->d != w.d)
     throw py::value_error("config " + config + " is for d=" + std::to_string(c->d) + ", workload has d=" +
                           std::to_string(w.d));
@@ -326,9 +344,11 @@ PYBIND11_MODULE(_flashtune, m) {
   m.def("attention", &attention, py::arg("q"), py::arg("q_strides"), py::arg("k"), py::arg("k_strides"),
         py::arg("v"), py::arg("v_strides"), py::arg("o"), py::arg("o_strides"), py::arg("batch"), py::arg("heads"),
         py::arg("N"), py::arg("d"), py::arg("causal"), py::arg("scale"), py::arg("stream"), py::arg("precision"),
-        py::arg("dtype") = "fp32", py::arg("config") = py::none(),
+        py::arg("dtype") = "fp32", py::arg("config") = py::none(), py::arg("kv_heads") = py::none(),
+        py::arg("kv_len") = py::none(),
         "Launch the dispatcher's config (or the named one) on raw device pointers of element type dtype "
-        "(fp32, bf16, fp16), strides in elements; returns the config name");
+        "(fp32, bf16, fp16), strides in elements; K/V of kv_heads heads (default heads) and kv_len rows "
+        "(default N); returns the config name");
   m.def("last_launch", &last_launch_dict, "Pointers and config of the last attention() launch");
   m.def(
       "configs",
@@ -344,10 +364,12 @@ PYBIND11_MODULE(_flashtune, m) {
       "Names of the compiled kernel configs (as `flashtune list`; dtype: only those of that element type)");
   m.def("rank", &rank, py::arg("B"), py::arg("N"), py::arg("d"), py::arg("causal") = false,
         py::arg("gpu") = "h200", py::arg("profile") = py::none(), py::arg("precision") = "fp32",
-        py::arg("dtype") = "fp32",
-        "Every compiled config of d and dtype the precision admits, by predicted time (list of dicts)");
+        py::arg("dtype") = "fp32", py::arg("kv_len") = py::none(), py::arg("kv_group") = 1,
+        "Every compiled config of d and dtype the precision admits, by predicted time (list of dicts); kv_len: "
+        "keys per entry (default N), kv_group: query heads per K/V head");
   m.def("predict", &predict, py::arg("B"), py::arg("N"), py::arg("d"), py::arg("config"), py::arg("causal") = false,
         py::arg("gpu") = "h200", py::arg("profile") = py::none(), py::arg("scale") = py::none(),
-        py::arg("dtype") = py::none(),
-        "The model's prediction for one config (dict); dtype defaults to the config's own");
+        py::arg("dtype") = py::none(), py::arg("kv_len") = py::none(), py::arg("kv_group") = 1,
+        "The model's prediction for one config (dict); dtype defaults to the config's own; kv_len: keys per "
+        "entry (default N), kv_group: query heads per K/V head");
 }

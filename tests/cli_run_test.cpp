@@ -61,11 +61,21 @@ TEST(CliRun, BadQkvLayoutOrHeads) {
   const std::string w = "run --B 6 --N 64 --d " + valid_d();
   expect_one_line_error(run_flashtune(w + " --qkv-layout bshd"), 2,
                         "flashtune run: qkv-layout=bshd: must be one of bnd, bhnd, bnhd");
-  expect_one_line_error(run_flashtune(w + " --qkv-layout bnhd --heads 4"), 2,
-                        "flashtune run: heads=4 does not divide B=6");
   expect_one_line_error(run_flashtune(w + " --qkv-layout bnhd --heads 0"), 2, "flashtune run: heads=0: must be >= 1");
-  expect_one_line_error(run_flashtune(w + " --heads 3"), 2,
-                        "flashtune run: --heads goes with --qkv-layout bhnd or bnhd");
+}
+
+// Inference operands: --heads query heads per batch entry, --kv-heads dividing them, --kv-len keys;
+// each bad value refused in one line before any CUDA call.
+TEST(CliRun, BadHeadsOrKvShape) {
+  const std::string w = "run --B 2 --N 64 --d " + valid_d();
+  expect_one_line_error(run_flashtune(w + " --heads 6 --kv-heads 4"), 2,
+                        "flashtune run: heads=6 is not a multiple of kv-heads=4 (each K/V head serves the same "
+                        "number of query heads)");
+  expect_one_line_error(run_flashtune(w + " --kv-heads 0"), 2, "flashtune run: kv-heads=0: must be >= 1");
+  expect_one_line_error(run_flashtune(w + " --kv-len 0"), 2, "flashtune run: kv-len=0: must be >= 1");
+  expect_one_line_error(run_flashtune(w + " --kv-len 32 --causal"), 2,
+                        "flashtune run: causal with N=64 above kv_len=32: bottom-right alignment would leave the "
+                        "first query rows no key");
 }
 
 TEST(CliRun, MissingDimension) {
@@ -266,16 +276,31 @@ TEST(CliRunGpu, NpyInputsGiveMatchingOutput) {
 // which layout was timed.
 TEST(CliRunGpu, BnhdLayoutChecksAndTimes) {
   SKIP_WITHOUT_GPU();
-  const auto r = run_flashtune("run --B 6 --N 301 --d " + valid_d() +
+  const auto r = run_flashtune("run --B 2 --N 301 --d " + valid_d() +
                                " --causal --qkv-layout bnhd --heads 3 --check --time-cap 0.3 --json");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const nlohmann::json j = nlohmann::json::parse(r.output);
   EXPECT_EQ(j.at("workload").at("qkv_layout"), "bnhd");
   EXPECT_EQ(j.at("workload").at("heads"), 3);
+  EXPECT_EQ(j.at("workload").at("B"), 6);  // batch 2 x 3 heads
   const nlohmann::json& res = j.at("results").at(0);
   EXPECT_TRUE(res.at("check").at("pass").get<bool>()) << r.output;
   EXPECT_EQ(res.at("check").at("nonfinite"), 0);
   EXPECT_GT(res.at("time").at("median_ms").get<double>(), 0.0);
+}
+
+// A grouped-query KV cache through strides: 8 query heads over 2 K/V heads, 16 query rows over
+// 1000 keys, bottom-right causal; the check against the double reference passes.
+TEST(CliRunGpu, GroupedKvCacheChecksAndTimes) {
+  SKIP_WITHOUT_GPU();
+  const auto r = run_flashtune("run --B 2 --heads 8 --kv-heads 2 --N 16 --kv-len 1000 --d " + valid_d() +
+                               " --causal --qkv-layout bhnd --check --time-cap 0.3 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json j = nlohmann::json::parse(r.output);
+  EXPECT_EQ(j.at("workload").at("B"), 16);
+  EXPECT_EQ(j.at("workload").at("kv_len"), 1000);
+  EXPECT_EQ(j.at("workload").at("kv_group"), 4);
+  EXPECT_TRUE(j.at("results").at(0).at("check").at("pass").get<bool>()) << r.output;
 }
 
 TEST(CliRunGpu, AllConfigsTimesEveryCompiledConfigOfD) {

@@ -246,6 +246,48 @@ TEST_F(DispatchChoose, GpuAloneReadsItsShippedProfile) {
             kFixture + ": a profile and spec-only exclude each other");
 }
 
+// The shipped bf16 companion (profiles/nvidia-h200-bf16.json, another build's sweep) joins the
+// shipped profile: a measured bf16 workload gets that sweep's best, an fp32 one still the fp32 best.
+TEST_F(DispatchChoose, ShippedBf16CompanionServesBf16Workloads) {
+  const std::string companion = model::shipped_companion_profile_path("nvidia-h200", DType::Bf16);
+  ASSERT_FALSE(companion.empty());
+  EXPECT_EQ(model::shipped_companion_profile_path("nvidia-h200", DType::Fp32), "");
+  const Dispatcher d = Dispatcher::from_files("", "h200");
+  ASSERT_NE(d.profile(), nullptr);
+  ASSERT_EQ(d.profile()->companions.size(), 1u);
+  EXPECT_EQ(d.profile()->companions[0], companion);
+
+  const Profile bf16 = load_profile(companion);
+  const NamedWorkload& t22 = fixture_workload(bf16, "t22_bf16");
+  ASSERT_EQ(t22.workload.dtype, DType::Bf16);
+  const Choice c = d.choose(t22.workload);
+  EXPECT_EQ(c.config.dtype, DType::Bf16) << c.why();
+  // The small kernel set may not compile that sweep's best; the full set (CI, the device) does.
+  if (find_kernel(*parse_config_name(bf16.best.at("t22_bf16").config))) {
+    EXPECT_EQ(c.source, ChoiceSource::ProfileBest) << c.why();
+    EXPECT_EQ(c.config.name(), bf16.best.at("t22_bf16").config);
+  }
+
+  Workload fp32 = t22.workload;
+  fp32.dtype = DType::Fp32;
+  const Choice f = d.choose(fp32);
+  EXPECT_EQ(f.config.dtype, DType::Fp32) << f.why();
+}
+
+// A companion holding a workload of another dtype is refused in one line, naming it.
+TEST_F(DispatchChoose, CompanionOfTheWrongDtypeIsRefused) {
+  const std::filesystem::path dir = std::filesystem::path(testing::TempDir()) / "dispatch_companions";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::filesystem::copy_file(kFixture, dir / "nvidia-h200.json");
+  std::filesystem::copy_file(kFixture, dir / "nvidia-h200-bf16.json");  // fp32 workloads
+  ASSERT_EQ(setenv("FLASHTUNE_PROFILE_DIR", dir.c_str(), 1), 0);
+  const std::string e = error_of([] { Dispatcher::from_files("", "h200"); });
+  unsetenv("FLASHTUNE_PROFILE_DIR");
+  EXPECT_NE(e.find((dir / "nvidia-h200-bf16.json").string() + ": workload "), std::string::npos) << e;
+  EXPECT_NE(e.find(" is fp32, not bf16 (a companion profile holds only its element type)"), std::string::npos) << e;
+}
+
 // for_device's default: profiles/<spec>.json in the profile folder when it exists, else no profile.
 TEST_F(DispatchChoose, DeviceDefaultProfileComesFromItsSpec) {
   const std::filesystem::path dir = std::filesystem::path(testing::TempDir()) / "dispatch_profiles";

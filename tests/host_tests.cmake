@@ -80,3 +80,8 @@ target_compile_definitions(hardening_values_test PRIVATE FLASHTUNE_SOURCE_DIR="$
 # that follows no link, journal lines through the value check, pending-journal notices, a signal
 # while an output is staged (host-only, so the sanitizer build runs it).
 flashtune_add_test(output_policy_test SOURCES output_policy_test.cpp LIBS flashtune_tune_core)
+
+# Inference operands on the host: keys and grouped heads in the workload, limits, strides, counts,
+# the DRAM rule, profile and workload-file schema 3 (host-only).
+flashtune_add_test(model_inference_test SOURCES model_inference_test.cpp LIBS flashtune_tune_core)
+target_compile_definitions(model_inference_test PRIVATE FLASHTUNE_TEST_GPU_DIR="${PROJECT_SOURCE_DIR}/configs/gpus")

@@ -53,6 +53,26 @@ std::string shipped_h200() {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
+// Inference operands: --B batch x --heads entries, --kv-heads dividing --heads, --kv-len keys;
+// the JSON's workload carries them, and each bad value is refused in one line.
+TEST(PredictCli, KvCacheAndGroupedHeads) {
+  const std::string d = std::to_string(some_config().d);
+  const Result r = predict("--gpu h200 --B 2 --heads 8 --kv-heads 2 --N 4 --kv-len 4097 --d " + d + " --causal --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json j = nlohmann::json::parse(r.output);
+  EXPECT_EQ(j.at("workload").at("B"), 16);
+  EXPECT_EQ(j.at("workload").at("N"), 4);
+  EXPECT_EQ(j.at("workload").at("kv_len"), 4097);
+  EXPECT_EQ(j.at("workload").at("kv_group"), 4);
+  const Result text = predict("--gpu h200 --B 2 --heads 8 --kv-heads 2 --N 4 --kv-len 4097 --d " + d + " --causal");
+  EXPECT_NE(text.output.find("B=16 N=4 kv=4097 g=4"), std::string::npos) << text.output;
+  expect_error(predict("--gpu h200 --B 2 --heads 6 --kv-heads 4 --N 4 --d " + d),
+               "heads=6 is not a multiple of kv-heads=4 (each K/V head serves the same number of query heads)");
+  expect_error(predict("--gpu h200 --B 2 --N 64 --kv-len 32 --causal --d " + d),
+               "causal with N=64 above kv_len=32: bottom-right alignment would leave the first query rows no key");
+  expect_error(predict("--gpu h200 --B 2 --N 4 --kv-len 0 --d " + d), "kv-len=0: must be >= 1");
+}
+
 TEST(PredictCli, UnknownGpuListsTheKnownOnes) {
   const Result r = predict("--gpu v100 " + workload_args() + " --all");
   EXPECT_EQ(r.exit_code, 2);

@@ -246,6 +246,9 @@ TEST(PlotsCli, DrawsEveryPlotAsWellFormedSvgWithData) {
   const std::string roof = read_text(dir / "roofline.svg");
   EXPECT_NE(roof.find("DRAM 4800 GB/s"), std::string::npos);
   EXPECT_NE(roof.find("FP32"), std::string::npos);
+  // Each arithmetic pipe's ceiling: the tensor-core points sit above FP32's (issue 24).
+  EXPECT_NE(roof.find("tensor TF32 535 TFLOP/s"), std::string::npos);
+  EXPECT_NE(roof.find("tensor bf16/fp16 1071 TFLOP/s"), std::string::npos);
   // Axis labels carry units.
   EXPECT_NE(read_text(dir / "accuracy.svg").find("measured time (ms)"), std::string::npos);
   EXPECT_NE(read_text(dir / "time_vs_n.svg").find("kernel time (ms)"), std::string::npos);

@@ -161,7 +161,7 @@ TEST(Profile, BestIsTheFastestOkMeasurement) {
 
 TEST(Profile, FileFollowsTheAgreedSchema) {
   const auto j = nlohmann::json::parse(profile_text(sample_profile()));
-  EXPECT_EQ(j["schema_version"], 2);
+  EXPECT_EQ(j["schema_version"], 3);
   EXPECT_EQ(j["kind"], "flashtune-profile");
   for (const auto& w : j["workloads"]) EXPECT_EQ(w["dtype"], "fp32") << w.dump();
   for (const char* k : {"name", "spec", "sm_count", "cc", "sm_clock_max_mhz", "mem_clock_mhz", "l2_bytes", "driver",
@@ -259,10 +259,10 @@ TEST(Profile, RejectsBadFieldsNamingThem) {
   };
   const auto good = nlohmann::json::parse(profile_text(sample_profile()));
   auto j = good;
-  j["schema_version"] = 3;
-  expect_error(j, "'schema_version' must be 1 to 2");
+  j["schema_version"] = 4;
+  expect_error(j, "'schema_version' must be 1 to 3");
   j["schema_version"] = 0;
-  expect_error(j, "'schema_version' must be 1 to 2");
+  expect_error(j, "'schema_version' must be 1 to 3");
   j = good;
   j["measurements"][1]["status"] = "fast";
   expect_error(j, "measurements[1].status");

@@ -64,9 +64,9 @@ WorkloadSetup CudaBackend::begin_workload(const NamedWorkload& nw) {
   pair_.drop_inputs();
   workload_ = nw.name;
   const Workload& w = nw.workload;
-  const double elements = double(attention_elements(w));
+  const double elements = double(attention_elements(w)), kv = double(kv_elements(w));
   // Q, K, V, O as float plus the reference's double output while it is computed.
-  const double need = elements * (4 * sizeof(float) + sizeof(double));
+  const double need = elements * (2 * sizeof(float) + sizeof(double)) + kv * 2 * sizeof(float);
   std::size_t free_bytes = 0, total_bytes = 0;
   FLASHTUNE_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
   if (need > 0.9 * double(free_bytes))

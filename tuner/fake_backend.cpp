@@ -12,7 +12,7 @@ WorkloadSetup FakeBackend::begin_workload(const NamedWorkload&) {
 }
 
 double FakeBackend::fake_time_ms(const Workload& w, const TileConfig& c) {
-  const double work = double(w.B) * double(w.N) * double(w.N) * double(w.d) * (w.causal ? 0.5 : 1.0);
+  const double work = double(w.B) * double(w.N) * double(w.keys()) * double(w.d) * (w.causal ? 0.5 : 1.0);
   const double tile = 1.0 + 0.1 * double(int(c.variant)) + 0.02 * double(c.Br / 16) + 0.03 * double(c.Bc / 16) +
                       0.05 * double(int(c.layout));
   return 1e-3 + work / 2e10 * tile;

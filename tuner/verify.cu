@@ -8,12 +8,17 @@ namespace flashtune {
 
 std::size_t attention_elements(const Workload& w) { return std::size_t(w.B) * std::size_t(w.N) * std::size_t(w.d); }
 
+std::size_t kv_elements(const Workload& w) {
+  const long long g = w.kv_group > 0 ? w.kv_group : 1;
+  return std::size_t(w.B / g) * std::size_t(w.keys()) * std::size_t(w.d);
+}
+
 AttentionInputs random_inputs(const Workload& w, float lo, float hi, std::uint64_t seed, cudaStream_t stream) {
-  const std::size_t n = attention_elements(w);
-  AttentionInputs in{w, DeviceBuffer<float>(n), DeviceBuffer<float>(n), DeviceBuffer<float>(n), {}, {}, {}};
+  const std::size_t n = attention_elements(w), nk = kv_elements(w);
+  AttentionInputs in{w, DeviceBuffer<float>(n), DeviceBuffer<float>(nk), DeviceBuffer<float>(nk), {}, {}, {}};
   fill_uniform(in.q.data(), n, lo, hi, 3 * seed + 0, stream);
-  fill_uniform(in.k.data(), n, lo, hi, 3 * seed + 1, stream);
-  fill_uniform(in.v.data(), n, lo, hi, 3 * seed + 2, stream);
+  fill_uniform(in.k.data(), nk, lo, hi, 3 * seed + 1, stream);
+  fill_uniform(in.v.data(), nk, lo, hi, 3 * seed + 2, stream);
   narrow_inputs(in, stream);
   FLASHTUNE_CUDA_CHECK(cudaStreamSynchronize(stream));
   return in;
@@ -21,13 +26,13 @@ AttentionInputs random_inputs(const Workload& w, float lo, float hi, std::uint64
 
 void narrow_inputs(AttentionInputs& in, cudaStream_t stream) {
   if (!in.narrow()) return;
-  const std::size_t n = in.elements();
+  const std::size_t n = in.elements(), nk = in.k.size();
   in.q16 = DeviceBuffer<std::uint16_t>(n);
-  in.k16 = DeviceBuffer<std::uint16_t>(n);
-  in.v16 = DeviceBuffer<std::uint16_t>(n);
+  in.k16 = DeviceBuffer<std::uint16_t>(nk);
+  in.v16 = DeviceBuffer<std::uint16_t>(nk);
   round_to_dtype(in.q.data(), in.q16.data(), n, in.workload.dtype, stream);
-  round_to_dtype(in.k.data(), in.k16.data(), n, in.workload.dtype, stream);
-  round_to_dtype(in.v.data(), in.v16.data(), n, in.workload.dtype, stream);
+  round_to_dtype(in.k.data(), in.k16.data(), nk, in.workload.dtype, stream);
+  round_to_dtype(in.v.data(), in.v16.data(), nk, in.workload.dtype, stream);
 }
 
 const float* output_as_float(DeviceBuffer<float>& raw, DeviceBuffer<float>& scratch, const Workload& w,
@@ -39,8 +44,8 @@ const float* output_as_float(DeviceBuffer<float>& raw, DeviceBuffer<float>& scra
 
 AttentionInputs upload_inputs(const Workload& w, const std::vector<float>& q, const std::vector<float>& k,
                               const std::vector<float>& v) {
-  const std::size_t n = attention_elements(w);
-  AttentionInputs in{w, DeviceBuffer<float>(n), DeviceBuffer<float>(n), DeviceBuffer<float>(n), {}, {}, {}};
+  const std::size_t n = attention_elements(w), nk = kv_elements(w);
+  AttentionInputs in{w, DeviceBuffer<float>(n), DeviceBuffer<float>(nk), DeviceBuffer<float>(nk), {}, {}, {}};
   in.q.copy_from_host(q);
   in.k.copy_from_host(k);
   in.v.copy_from_host(v);

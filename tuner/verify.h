@@ -15,7 +15,8 @@ namespace flashtune {
 
 struct AttentionInputs {
   Workload workload;
-  // Each B*N*d floats, [B, N, d] row-major: the values the reference reads. For a 16-bit workload
+  // q: B*N*d floats, [B, N, d] row-major; k, v: kv_elements(w) floats, [B / kv_group, keys, d]
+  // (AttentionStrides::packed): the values the reference reads. For a 16-bit workload
   // they are rounded to its dtype, and q16, k16, v16 hold the same values encoded as the kernels
   // read them; empty for fp32.
   DeviceBuffer<float> q, k, v;
@@ -35,11 +36,14 @@ void narrow_inputs(AttentionInputs& in, cudaStream_t stream);
 const float* output_as_float(DeviceBuffer<float>& raw, DeviceBuffer<float>& scratch, const Workload& w,
                              cudaStream_t stream);
 
+// Elements of Q (and O): B N d.
 std::size_t attention_elements(const Workload& w);
+// Elements of K (and V): (B / kv_group) keys d, one copy per K/V head.
+std::size_t kv_elements(const Workload& w);
 
 // Q, K and V uniform in [lo, hi]; each tensor gets its own stream of the hash (seed, tensor).
 AttentionInputs random_inputs(const Workload& w, float lo, float hi, std::uint64_t seed, cudaStream_t stream);
-// Q, K and V from host arrays of attention_elements(w) floats each.
+// Q from a host array of attention_elements(w) floats, K and V of kv_elements(w) each.
 AttentionInputs upload_inputs(const Workload& w, const std::vector<float>& q, const std::vector<float>& k,
                               const std::vector<float>& v);
 

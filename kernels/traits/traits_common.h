@@ -14,6 +14,23 @@ namespace flashtune::traits {
 constexpr int ceil_div(int a, int b) { return (a + b - 1) / b; }
 constexpr long long ceil_div_ll(long long a, long long b) { return (a + b - 1) / b; }
 
+// Division of an unsigned 32-bit n by a run-time divisor d >= 1 as the kernels do it:
+// n / d == (umulhi(n, magic) + n) >> shift with shift = ceil(log2 d) and
+// magic = floor(2^32 (2^shift - d) / d) + 1 (Granlund-Montgomery, exact for every n < 2^32 while
+// umulhi(n, magic) + n fits 32 bits, i.e. n < 2^31: entry indices are).
+struct FastDivisor {
+  unsigned magic = 1, shift = 0;
+};
+constexpr FastDivisor fast_divisor(unsigned d) {
+  FastDivisor f;
+  while ((1ull << f.shift) < d) ++f.shift;
+  f.magic = static_cast<unsigned>(((1ull << 32) * ((1ull << f.shift) - d)) / d + 1);
+  return f;
+}
+constexpr unsigned fast_divide(unsigned n, FastDivisor f) {
+  return static_cast<unsigned>(((static_cast<unsigned long long>(n) * f.magic >> 32) + n) >> f.shift);
+}
+
 // The largest dynamic shared memory a block may opt into on the GPUs we build for (sm_90:
 // 227 KB). A device with less is refused at run time by can_implement().
 inline constexpr int kMaxSmemOptinBytes = 227 * 1024;

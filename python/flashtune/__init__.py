@@ -3,6 +3,7 @@ the model's predictions.
 
     import flashtune
     out = flashtune.attention(q, k, v, causal=True)      # q, k, v: [batch, heads, N, d] CUDA tensors
+    out = flashtune.attention(q, k_cache, v_cache, causal=True)  # q [b, Hq, Nq, d], k/v [b, Hkv, Nkv, d]
     flashtune.rank(B=500, N=2048, d=64)                   # the model's ranking, no GPU needed
     flashtune.rank(B=500, N=2048, d=64, dtype="bf16")     # ... of the bf16 configs
     flashtune.predict(B=500, N=2048, d=64, config="mma_3xtf32/d64/br64xbc64/swizzled")
@@ -10,7 +11,10 @@ the model's predictions.
 Tensors are PyTorch tensors (read through data_ptr(), stride() and dtype: PyTorch's
 __cuda_array_interface__ refuses bfloat16) or anything else exposing __cuda_array_interface__
 (CuPy: float32 and float16), shaped [batch, heads, N, d] (or [B, N, d]) with any strides whose last
-dimension is contiguous: a [batch, N, heads, d] tensor passed as x.transpose(1, 2), or slices of a
+dimension is contiguous. K and V ([batch, kv_heads, Nkv, d]) may hold another number of keys than q
+has rows (a KV cache: causal is then aligned bottom-right, query row i sees keys j <= i + Nkv - Nq)
+and fewer heads (grouped-query attention: q's heads a multiple of k's; K and V are never copied).
+With any strides: a [batch, N, heads, d] tensor passed as x.transpose(1, 2), or slices of a
 fused QKV projection, run without a copy. The element type is the tensors' own (q, k, v and out
 share it) and the result has it too; accumulation and the softmax statistics are fp32 in every
 kernel. The kernel runs on the caller's current stream (PyTorch's or CuPy's). With PyTorch
@@ -130,12 +134,29 @@ def _require_one_dtype(qt, kt, vt, ot=None):
         raise TypeError(f"q, k, v{' and out' if ot else ''} must have one dtype, got {given}")
 
 
+def _check_kv_shapes(shape, kshape, vshape):
+    """The one-line refusals of K and V shapes that do not go with q's [batch, heads, Nq, d]: K and V
+    [batch, kv_heads, Nkv, d] alike, the same batch and d, q's heads a multiple of kv_heads."""
+    if vshape != kshape:
+        raise ValueError(f"v: shape {list(vshape)} differs from k's {list(kshape)}")
+    if kshape[3] != shape[3]:
+        raise ValueError(f"k: head dimension d={kshape[3]} differs from q's d={shape[3]}")
+    if kshape[0] != shape[0]:
+        raise ValueError(f"k: batch {kshape[0]} differs from q's {shape[0]}")
+    if kshape[1] < 1 or shape[1] % kshape[1] != 0:
+        raise ValueError(f"heads={shape[1]} is not a multiple of kv-heads={kshape[1]} "
+                         f"(q's heads over k's: each K/V head serves the same number of query heads)")
+
+
 def attention(q, k, v, causal=False, scale=None, out=None, precision="fp32", config=None):
-    """softmax(scale * q k^T [causal mask]) v for q, k, v of shape [batch, heads, N, d] (or [B, N, d]),
-    CUDA tensors of one dtype (float32, bfloat16 or float16) with a contiguous last dimension and any
-    other strides. Returns `out` (allocated [batch, heads, N, d] contiguous, of q's dtype, when not
-    given; a given out must have the same dtype). scale defaults to 1/sqrt(d). precision "tf32" lets
-    the dispatcher pick the faster TF32-accurate kernels for float32 (rel. L2 up to 1e-2). config: a
+    """softmax(scale * q k^T [causal mask]) v for q of shape [batch, heads, Nq, d] and k, v of shape
+    [batch, kv_heads, Nkv, d] (or [B, N, d]), CUDA tensors of one dtype (float32, bfloat16 or
+    float16) with a contiguous last dimension and any other strides. heads must be a multiple of
+    kv_heads (grouped-query attention, no copy of k or v); causal with Nq != Nkv is aligned
+    bottom-right (query row i sees keys j <= i + Nkv - Nq; Nq > Nkv is refused). Returns `out`
+    (allocated like q, [batch, heads, Nq, d] contiguous, of q's dtype, when not given; a given out
+    must have q's shape and dtype). scale defaults to 1/sqrt(d). precision "tf32" lets the
+    dispatcher pick the faster TF32-accurate kernels for float32 (rel. L2 up to 1e-2). config: a
     compiled config name (flashtune.configs()) to run instead of the dispatcher's choice."""
     qa, qs, shape, qt = _operand(q, "q")
     ka, ks, kshape, kt = _operand(k, "k")
@@ -144,9 +165,7 @@ def attention(q, k, v, causal=False, scale=None, out=None, precision="fp32", con
     if out is not None:
         oa, os_, oshape, ot = _operand(out, "out")
     _require_one_dtype(qt, kt, vt, ot)
-    for name, other in (("k", kshape), ("v", vshape)):
-        if other != shape:
-            raise ValueError(f"{name}: shape {list(other)} differs from q's {list(shape)}")
+    _check_kv_shapes(shape, kshape, vshape)
     if out is None:
         out = _empty_like(q, _shape_of(q))
         oa, os_, oshape, ot = _operand(out, "out")
@@ -155,7 +174,7 @@ def attention(q, k, v, causal=False, scale=None, out=None, precision="fp32", con
     batch, heads, n, d = shape
     _flashtune.attention(qa, qs, ka, ks, va, vs, oa, os_, batch, heads, n, d, bool(causal),
                          None if scale is None else float(scale), _current_stream(q), precision,
-                         DTYPES[qt], config)
+                         DTYPES[qt], config, kshape[1], kshape[2])
     return out
 
 
@@ -178,6 +197,8 @@ def _register_torch_op():
         # Traced (torch.compile, meta tensors): the output has the inputs' shape and dtype; mixed
         # dtypes are refused here already, with the eager call's message.
         _require_one_dtype(*(str(t.dtype).replace("torch.", "") for t in (q, k, v)))
+        if q.dim() == 4 and k.dim() == 4 and v.dim() == 4:
+            _check_kv_shapes(tuple(q.shape), tuple(k.shape), tuple(v.shape))
         return torch.empty(q.shape, dtype=q.dtype, device=q.device)
 
 

@@ -282,3 +282,59 @@ def test_torch_compile_in_bf16():
     want = block(x, w)
     assert got.dtype == torch.bfloat16
     assert torch.equal(got, want)
+
+
+# ---- inference operands: a KV cache and grouped heads -----------------------------------------
+
+def reference_kv_cache(q, k, v, causal):
+    """float64 SDPA on K and V repeated over each group of query heads, with the bottom-right
+    aligned causal mask (query row i sees keys j <= i + Nkv - Nq) given explicitly."""
+    group = q.shape[1] // k.shape[1]
+    k, v = (x.double().repeat_interleave(group, dim=1) for x in (k, v))
+    mask = None
+    if causal:
+        nq, nkv = q.shape[2], k.shape[2]
+        rows = torch.arange(nq, device=q.device)[:, None]
+        keys = torch.arange(nkv, device=q.device)[None, :]
+        mask = keys <= rows + (nkv - nq)
+    return F.scaled_dot_product_attention(q.double(), k, v, attn_mask=mask)
+
+
+@pytest.mark.parametrize("nq", [1, 4, 64])
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_kv_cache_with_grouped_heads_matches_sdpa(nq, causal, dtype):
+    name = {torch.float32: "fp32", torch.bfloat16: "bf16"}[dtype]
+    if not dims(name):
+        pytest.skip(f"no {name} config in this build")
+    d = dims(name)[0]
+    g = torch.Generator(device="cuda").manual_seed(nq * 31 + causal)
+    batch, hq, hkv, nkv = 2, 8, 2, 1000
+    q = torch.randn(batch, hq, nq, d, device="cuda", generator=g).to(dtype)
+    k, v = (torch.randn(batch, hkv, nkv, d, device="cuda", generator=g).to(dtype) for _ in range(2))
+    out = flashtune.attention(q, k, v, causal=causal)
+    assert out.shape == q.shape and out.dtype == dtype
+    assert_no_copy(q, k, v, out)
+    err = rel_l2(out, reference_kv_cache(q, k, v, causal))
+    assert err < (TOL if dtype == torch.float32 else 2e-2), err
+
+
+def test_kv_cache_views_of_a_longer_cache_run_without_a_copy():
+    # A cache allocated for 4096 positions, 1500 filled: the slice's head and batch strides are the
+    # allocation's.
+    d = D32
+    cache_k = torch.randn(2, 2, 4096, d, device="cuda")
+    cache_v = torch.randn(2, 2, 4096, d, device="cuda")
+    k, v = cache_k[:, :, :1500], cache_v[:, :, :1500]
+    q = torch.randn(2, 8, 1, d, device="cuda")
+    out = flashtune.attention(q, k, v, causal=True)
+    assert_no_copy(q, k, v, out)
+    assert rel_l2(out, reference_kv_cache(q, k, v, True)) < TOL
+
+
+def test_torch_op_takes_grouped_heads():
+    d = D32
+    q = torch.randn(1, 4, 3, d, device="cuda")
+    k, v = torch.randn(1, 1, 50, d, device="cuda"), torch.randn(1, 1, 50, d, device="cuda")
+    got = torch.ops.flashtune.attention(q, k, v, True, 0.0)
+    assert rel_l2(got, reference_kv_cache(q, k, v, True)) < TOL

@@ -174,7 +174,7 @@ def test_attention_names_the_bad_argument_before_touching_the_gpu():
         flashtune.attention(FakeTensor((2, 3, 77, 64), typestr="<f8"), good, good, out=good)
     with pytest.raises(TypeError, match="^k: expected a CUDA tensor"):
         flashtune.attention(good, [[1.0]], good, out=good)
-    with pytest.raises(ValueError, match=r"^v: shape \[2, 3, 78, 64\] differs from q's \[2, 3, 77, 64\]"):
+    with pytest.raises(ValueError, match=r"^v: shape \[2, 3, 78, 64\] differs from k's \[2, 3, 77, 64\]"):
         flashtune.attention(good, good, FakeTensor((2, 3, 78, 64)), out=good)
     with pytest.raises(ValueError, match="^q: the last dimension must be contiguous"):
         flashtune.attention(FakeTensor((2, 3, 77, 64), strides=(4 * 64 * 77 * 3, 4 * 64 * 77, 4 * 64, 8)),
@@ -209,3 +209,38 @@ def test_float16_strides_are_counted_in_elements():
     with pytest.raises(ValueError, match="^v: strides .* are not whole float16 elements"):
         flashtune.attention(half, half, FakeTensor((2, 3, 77, 64), typestr="<f2", strides=(2 * 64 * 77 * 3, 2 * 64 * 77, 129, 2)),
                             out=half)
+
+
+# ---- inference operands: a KV cache and grouped heads -----------------------------------------
+
+def test_kv_cache_and_grouped_heads_are_refused_in_one_line_before_the_gpu():
+    q = FakeTensor((2, 6, 4, 64))
+    with pytest.raises(ValueError) as e:
+        flashtune.attention(q, FakeTensor((2, 4, 100, 64)), FakeTensor((2, 4, 100, 64)), out=q)
+    assert message_of(e).startswith("heads=6 is not a multiple of kv-heads=4")
+    with pytest.raises(ValueError) as e:
+        flashtune.attention(q, FakeTensor((2, 3, 100, 32)), FakeTensor((2, 3, 100, 32)), out=q)
+    assert message_of(e) == "k: head dimension d=32 differs from q's d=64"
+    with pytest.raises(ValueError, match=r"^k: batch 3 differs from q's 2"):
+        flashtune.attention(q, FakeTensor((3, 3, 100, 64)), FakeTensor((3, 3, 100, 64)), out=q)
+    big = FakeTensor((2, 6, 64, 64))
+    with pytest.raises(ValueError) as e:
+        flashtune.attention(big, FakeTensor((2, 3, 32, 64)), FakeTensor((2, 3, 32, 64)), causal=True, out=big)
+    assert "causal with N=64 above kv_len=32" in message_of(e)
+    with pytest.raises(TypeError) as e:
+        flashtune.attention(q, FakeTensor((2, 3, 100, 64), typestr="<f2"), FakeTensor((2, 3, 100, 64)), out=q)
+    assert message_of(e).startswith("q, k, v and out must have one dtype")
+
+
+def test_rank_and_predict_take_keys_and_groups():
+    d = sorted({int(n.split("/")[1][1:]) for n in flashtune.configs(dtype="fp32")})[0]
+    ranked = flashtune.rank(B=32, N=4, d=d, causal=True, kv_len=4097, kv_group=4)
+    self_attention = flashtune.rank(B=32, N=4, d=d, causal=True)
+    # 4097 keys per query row cost more than 4.
+    assert ranked and ranked[0]["time_s"] > 10 * self_attention[0]["time_s"]
+    one = flashtune.predict(B=32, N=4, d=d, config=ranked[0]["config"], causal=True, kv_len=4097, kv_group=4)
+    assert one["time_s"] == pytest.approx(ranked[0]["time_s"])
+    with pytest.raises(ValueError, match="causal with N=64 above kv_len=32"):
+        flashtune.rank(B=8, N=64, d=d, causal=True, kv_len=32)
+    with pytest.raises(ValueError, match="B=6 is not a multiple of kv_group=4"):
+        flashtune.rank(B=6, N=4, d=d, kv_len=100, kv_group=4)
