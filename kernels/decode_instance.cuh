@@ -69,8 +69,8 @@ class DecodeKernelInstance final : public KernelInstance, public DecodeKernel {
                          to_string(p.kv_group));
     if (p.keys > INT_MAX - BC) return Support::no("kv_len=" + to_string(p.keys) + " is above the kernel's limit");
     if (p.causal && p.nq > p.keys)
-      return Support::no("causal with N=" + to_string(p.nq) + " query rows above kv_len=" + to_string(p.keys) +
-                         " keys: bottom-right alignment would leave the first rows no key");
+      return Support::no("causal with N=" + to_string(p.nq) + " above kv_len=" + to_string(p.keys) +
+                         ": bottom-right alignment would leave the first query rows no key");
     const Tr::Shape s = Tr::shape(config_, p.batch, p.q_heads, p.kv_group, p.nq, p.keys, 1);
     if (s.kv_entries > traits::kMaxGridY)
       return Support::no("batch x K/V heads = " + to_string(s.kv_entries) + " is above the grid's limit " +
