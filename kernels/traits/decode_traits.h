@@ -104,13 +104,21 @@ struct Decode {
   // ---- registers ---------------------------------------------------------------------------
   // O accumulators per lane: mma Br d / 32 (C fragments), SIMT Br d / 32 (Br rows x d / 32 columns).
   static constexpr int o_registers(const TileConfig& c) { return c.Br * c.d / 32; }
-  // Per thread, for the model's occupancy (a profile's compiled value wins): O, the scores (mma:
-  // Br / 16 m16 tiles x Bc / 2; SIMT: Br), the softmax state (2 per row a lane holds) and ~40 of
-  // fragments, addresses and loop state.
+  // Per thread, for the model's occupancy (a profile's compiled value wins), fitted to ptxas -v on
+  // sm_90 (nvcc 13.0, tests/data/ptxas_registers_sm90.json; every decode instance within 10%):
+  //   mma   O + the scores (Br / 16 m16 tiles x Bc / 2) + 80 of Q, K and V fragments, the softmax
+  //         state and the ring's addresses;
+  //   SIMT  O + 4 per 16-byte K chunk a lane reads in Q K^T (the compiler issues them all before
+  //         the FFMAs) + 12 per row for the first four rows (scores, max, sum, P) and 2 per row
+  //         beyond + 8, and 16 more at Bc = 32 (twice the keys per P V loop).
   static constexpr int registers_estimate(const TileConfig& c) {
-    const int s = uses_mma(c.dtype) ? c.Br / 16 * c.Bc / 2 : c.Br;
-    const int state = uses_mma(c.dtype) ? c.Br / 8 : 2 * c.Br;
-    const int r = o_registers(c) + s + state + 40;
+    int r = 0;
+    if (uses_mma(c.dtype)) {
+      r = o_registers(c) + c.Br / 16 * c.Bc / 2 + 80;
+    } else {
+      const int cpl = chunks(c.d, c.dtype) / lanes_per_key(c.Bc);
+      r = o_registers(c) + 4 * cpl + 12 * (c.Br < 4 ? c.Br : 4) + (c.Br > 4 ? 2 * c.Br : 0) + 8 + (c.Bc == 32 ? 16 : 0);
+    }
     return r < 255 ? r : 255;
   }
 
