@@ -122,11 +122,18 @@ class TiledKernelInstance final : public KernelInstance {
 // Appends one instance per entry of Traits::kCompiled whose d is D, each instantiating the
 // kernel named by KernelOf<D, BR, BC, L, DT, STAGES, QSMEM>::fn. Only the entries for D are
 // instantiated, so each instance file compiles its own share.
+// The instance class of a compiled config: the tiled one above, unless the variant's kernel header
+// specializes this for its traits (the decode family: two kernels and a workspace per launch).
+template <class Traits, int D, int BR, int BC, Layout L, int DT, int STAGES, int QSMEM>
+struct InstanceOf {
+  using type = TiledKernelInstance<Traits, D, BR, BC, L, DT, STAGES, QSMEM>;
+};
+
 template <class Traits, int D, template <int, int, int, Layout, int, int, int> class KernelOf, int CD, int CBR,
           int CBC, Layout CL, int CDT, int CS, int CQ>
 void add_if_d(std::vector<const KernelInstance*>& out) {
   if constexpr (CD == D) {
-    static const TiledKernelInstance<Traits, CD, CBR, CBC, CL, CDT, CS, CQ> instance(
+    static const typename InstanceOf<Traits, CD, CBR, CBC, CL, CDT, CS, CQ>::type instance(
         KernelOf<CD, CBR, CBC, CL, CDT, CS, CQ>::fn);
     out.push_back(&instance);
   }

@@ -32,6 +32,10 @@ class Wgmma16Instance final : public KernelInstance {
     if (cc < kWgmmaMinComputeCapability)
       return Support::no(std::string(variant_name(Traits::kVariant)) + " needs an sm_90a GPU (wgmma, TMA): " + dev.name +
                          " is compute capability " + std::to_string(dev.cc_major) + "." + std::to_string(dev.cc_minor));
+    if (!w.self_attention())
+      return Support::no(std::string(variant_name(Traits::kVariant)) +
+                         " serves self-attention only (kv_len = N, kv_group 1): N=" + std::to_string(w.N) +
+                         " kv_len=" + std::to_string(w.keys()) + " kv_group=" + std::to_string(w.kv_group));
     return check_support(config_, Tile::kThreads, Tile::kSmemBytes, BR, Traits::kCausalHeavyFirst, w, dev);
   }
 
@@ -43,7 +47,8 @@ class Wgmma16Instance final : public KernelInstance {
   using KernelInstance::launch;
 
   cudaError_t launch(const AttentionTensors& t, const Workload& w, cudaStream_t stream) const override {
-    if (w.d != D || w.dtype != config_.dtype || w.B < 1 || w.N < 1 || w.N > INT_MAX || !check_tensors(t, w))
+    if (w.d != D || w.dtype != config_.dtype || w.B < 1 || w.N < 1 || w.N > INT_MAX || !w.self_attention() ||
+        !check_tensors(t, w))
       return cudaErrorInvalidValue;
     const LaunchShape shape = launch_shape(w, BR, Traits::kCausalHeavyFirst);
     if (!shape.ok) return cudaErrorInvalidConfiguration;

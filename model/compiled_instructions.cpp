@@ -35,6 +35,9 @@ CompiledInstructionCorrection compiled_instruction_correction(const TileConfig& 
       k.epilogue_mufu_per_row = 4;
       k.epilogue_ffma_per_row = 2.0 * 4;
       break;
+    case Variant::Decode:
+      // Modelled on its own (model/decode_model.h): no per-row epilogue correction.
+      break;
   }
   return k;
 }

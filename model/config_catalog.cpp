@@ -15,6 +15,13 @@ std::optional<std::string> config_rejection(const TileConfig& c, const Workload&
     return "config " + c.name() + " is built for d=" + std::to_string(c.d) + ", the workload has d=" + std::to_string(w.d);
   if (c.dtype != w.dtype)
     return "config " + c.name() + " takes " + dtype_name(c.dtype) + " operands, the workload is " + dtype_name(w.dtype);
+  if (c.variant == Variant::Decode && w.N > kDecodeMaxQueryRows)
+    return "config " + c.name() + " is a decode config: it serves N <= " + std::to_string(kDecodeMaxQueryRows) +
+           " query rows, the workload has N=" + std::to_string(w.N);
+  if (c.variant == Variant::Wgmma16 && !w.self_attention())
+    return "config " + c.name() + " serves self-attention only (kv_len = N, kv_group 1; its TMA maps address K and V "
+           "like Q): the workload has N=" + std::to_string(w.N) + " kv_len=" + std::to_string(w.keys()) +
+           " kv_group=" + std::to_string(w.kv_group);
   return std::nullopt;
 }
 

@@ -1,5 +1,7 @@
 #include "model/predict.h"
 
+#include "model/decode_model.h"
+
 #include <algorithm>
 #include <cmath>
 #include <initializer_list>
@@ -8,6 +10,7 @@
 
 #include "model/bank_sim.h"
 #include "model/block_schedule.h"
+#include "model/decode_model.h"
 
 namespace flashtune::model {
 
@@ -106,13 +109,15 @@ WaveTerms wave_terms(const BlockWork& b, double k, double n, double warps_per_bl
 }  // namespace
 
 std::optional<std::string> instruction_set_refusal(const TileConfig& c, const GpuSpec& gpu) {
-  if (!uses_tensor_cores(c.variant)) return std::nullopt;
+  // The decode family multiplies 16-bit data on the tensor cores and fp32 on the FP32 pipe.
+  const bool tensor = uses_tensor_cores(c.variant) || (c.variant == Variant::Decode && c.dtype != DType::Fp32);
+  if (!tensor) return std::nullopt;
   // wgmma, TMA and setmaxnreg: Hopper's sm_90a only (the mma.sync families: the checks below).
   const int min_cc = variant_min_compute_capability(c.variant);
   if (min_cc > kTensorCoreMinComputeCapability && gpu.compute_capability() < min_cc)
     return std::string("needs sm_90a (wgmma, TMA: compute capability >= 9.0); ") + gpu.name + " is " +
            std::to_string(gpu.cc_major) + "." + std::to_string(gpu.cc_minor);
-  // TF32 for the fp32 tensor-core variants, the element type's own for mma16.
+  // TF32 for the fp32 tensor-core variants, the element type's own for mma16, wgmma16 and decode.
   const std::string kind = c.dtype == DType::Bf16 ? "BF16" : c.dtype == DType::Fp16 ? "FP16" : "TF32";
   if (gpu.compute_capability() < kTensorCoreMinComputeCapability)
     return "needs " + kind + " tensor cores (compute capability >= " + std::to_string(kTensorCoreMinComputeCapability / 10) +
@@ -125,9 +130,40 @@ std::optional<std::string> instruction_set_refusal(const TileConfig& c, const Gp
   return std::nullopt;
 }
 
+namespace {
+// The decode family is modelled on its own (model/decode_model.h: bytes, waves of split blocks,
+// the combine) at the traits' default split; its figures in the Prediction every caller reads.
+Prediction predict_decode_family(const Workload& w, const GeometryAnalysis& g, const GpuSpec& gpu, const Coefficients& c,
+                                 int registers_per_thread) {
+  Prediction p;
+  p.registers_from_profile = registers_per_thread > 0;
+  p.registers_per_thread = registers_per_thread > 0 ? registers_per_thread : g.registers_estimate;
+  p.occupancy = compute_occupancy(gpu, g.threads_per_block, p.registers_per_thread, g.smem_bytes);
+  const DecodePrediction d = predict_decode(w, g.config, gpu, c, 0);
+  if (!d.refusal.empty() || !p.occupancy.refusal.empty()) {
+    p.refusal = d.refusal.empty() ? p.occupancy.refusal : d.refusal;
+    return p;
+  }
+  p.time_s = d.time_s;
+  p.overhead_s = d.combine_s + d.launch_s;
+  p.pipes.dram = d.bound == "dram" ? d.split_kernel_s : 0;
+  p.pipes.latency = d.bound == "stream" ? d.split_kernel_s : 0;
+  p.pipes.l2 = d.bound == "l2" ? d.split_kernel_s : 0;
+  const Pipe math = g.config.dtype != DType::Fp32 ? Pipe::Tensor : Pipe::Fp32;
+  p.pipes[math] = d.bound == "compute" ? d.split_kernel_s : 0;
+  p.bound = d.bound == "dram" ? Pipe::Dram : d.bound == "stream" ? Pipe::Latency : d.bound == "l2" ? Pipe::L2 : math;
+  p.waves = compute_waves(d.blocks, gpu.sm_count, p.occupancy.blocks_per_sm);
+  p.counts.nominal_flops = w.nominal_flops();
+  p.dram.bytes = d.dram_bytes;
+  p.intensity_dram = d.dram_bytes > 0 ? p.counts.nominal_flops / d.dram_bytes : 0;
+  return p;
+}
+}  // namespace
+
 Prediction predict(const Workload& w, const GeometryAnalysis& g, const GpuSpec& gpu, const Coefficients& c,
                    int registers_per_thread) {
   if (auto why = instruction_set_refusal(g.config, gpu)) throw std::invalid_argument(g.config.name() + " " + *why);
+  if (g.config.variant == Variant::Decode) return predict_decode_family(w, g, gpu, c, registers_per_thread);
   Prediction p;
   p.registers_from_profile = registers_per_thread > 0;
   p.registers_per_thread = registers_per_thread > 0 ? registers_per_thread : g.registers_estimate;

@@ -26,12 +26,12 @@ fi
 nvcc="$(grep '^CMAKE_CUDA_COMPILER:' "$build/CMakeCache.txt" 2> /dev/null | cut -d= -f2 || true)"
 compiler="$("${nvcc:-nvcc}" --version 2> /dev/null | grep -o 'release [0-9.]*' | sed 's/release /nvcc /' || echo unknown)"
 # "name regs" per kernel of the report: the fp32 variants' five fields joined as their config name,
-# mma16's name as it stands.
+# mma16's and decode's names as they stand.
 fresh="$(awk '
   $1 ~ /^(row_smem|row_reg|warp_groups|regtile_2d|mma_3xtf32|mma_1xtf32)$/ && $6 == "regs" {
     printf "%s/%s/%sx%s/%s %d\n", $1, $2, $3, $4, $5, $7
   }
-  $1 ~ /^w?mma16\// && $2 == "regs" { printf "%s %d\n", $1, $3 }' "$report")"
+  $1 ~ /^(w?mma16|decode)\// && $2 == "regs" { printf "%s %d\n", $1, $3 }' "$report")"
 [ -n "$fresh" ] || { echo "ptxas_registers_json: no kernels in the report" >&2; exit 1; }
 kept=""
 if [ -n "${ONLY:-}" ]; then

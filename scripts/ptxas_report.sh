@@ -2,12 +2,12 @@
 # Registers and spills of every compiled kernel, from ptxas -v. Builds the kernels library in its
 # own build directory with FLASHTUNE_PTXAS_VERBOSE=ON and prints one line per kernel:
 #   variant d Br Bc layout registers spill_stores spill_loads stack
-# (the fp32 variants), or for mma16 and wgmma16 the kernel's full config name in place of the five
-# fields:
+# (the fp32 variants), or for mma16, wgmma16 and decode the kernel's full config name in place of the
+# five fields (decode's combine kernels under their mangled names):
 #   mma16/d128/br128xbc64/swizzled/bf16/s2/qsmem registers spill_stores spill_loads stack
 # Exits 1 when any kernel spills. Usage: scripts/ptxas_report.sh [build-dir] [extra cmake args...]
 # ONLY=<stem>[,<stem>...] (instance file stems of kernels/CMakeLists.txt: row_smem, row_reg,
-# warp_groups, regtile_2d, mma_3xtf32, mma_1xtf32, mma16, wgmma16) compiles and reports those variants'
+# warp_groups, regtile_2d, mma_3xtf32, mma_1xtf32, mma16, wgmma16, decode) compiles and reports those variants'
 # instance files only (build/kernels/CMakeFiles/flashtune_kernels.dir/instances/<stem>_d*.cu.o, the
 # sm_90a ones under flashtune_kernels_sm90a.dir), not
 # the whole library: e.g. ONLY=mma16 scripts/ptxas_report.sh build-ptxas -DFLASHTUNE_SMALL_KERNEL_SET=OFF
@@ -51,6 +51,14 @@ awk '
       split(s, f, " "); lay = (f[4] == 0 ? "plain" : (f[4] == 1 ? "padded" : "swizzled"))
       dt = (f[5] == 1 ? "bf16" : (f[5] == 2 ? "fp16" : "dtype" f[5]))
       label = sprintf("%s/d%s/br%sxbc%s/%s/%s/s%s%s", v, f[1], f[2], f[3], lay, dt, f[6], f[7] != 0 ? "/qsmem" : "")
+    } else if (match(name, /kernels19decode_split_kernelILi[0-9]+ELi[0-9]+ELi[0-9]+ELi[0-9]+ELi[0-9]+E/)) {
+      # _ZN9flashtune7kernels19decode_split_kernelILi128ELi16ELi32ELi1ELi2EEEv... (D, BR, BC, DType
+      #   0 = fp32 / 1 = bf16 / 2 = fp16, stages) -> decode/d128/br16xbc32/swizzled/bf16/s2
+      s = substr(name, RSTART, RLENGTH); sub(/^kernels19decode_split_kernelILi/, "", s); sub(/E$/, "", s)
+      gsub(/ELi/, " ", s)
+      split(s, f, " ")
+      dt = (f[4] == 0 ? "" : (f[4] == 1 ? "/bf16" : (f[4] == 2 ? "/fp16" : "/dtype" f[4])))
+      label = sprintf("decode/d%s/br%sxbc%s/swizzled%s/s%s", f[1], f[2], f[3], dt, f[5])
     } else if (match(name, /kernels[0-9]+[a-z_0-9]+_kernelILi[0-9]+ELi[0-9]+ELi[0-9]+ELNS_6LayoutE[0-9]/)) {
       # _ZN9flashtune7kernels15row_smem_kernelILi64ELi64ELi32ELNS_6LayoutE1EEEv... -> row_smem 64 64 32 1
       s = substr(name, RSTART, RLENGTH); sub(/^kernels[0-9]+/, "", s)

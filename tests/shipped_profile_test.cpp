@@ -102,7 +102,9 @@ TEST(ShippedProfile, EveryPairOfTheExhaustivePlanMeasuredExactlyOnce) {
   // (configs_for is the exhaustive plan's list per workload; the small set has no d=32 or d=128.)
   std::set<PairKey> planned;
   for (const NamedWorkload& w : shipped_workloads())
-    for (const TileConfig& c : configs_for(w.workload, compiled_configs())) planned.insert({w.name, c.name()});
+    for (const TileConfig& c : configs_for(w.workload, compiled_configs()))
+      // The shipped sweeps predate the decode family (its H100 sweeps: docs/results/h100-decode-*).
+      if (c.variant != Variant::Decode) planned.insert({w.name, c.name()});
   const std::set<PairKey> measured = pairs_of(p);
   for (const PairKey& k : planned) EXPECT_TRUE(measured.count(k)) << k.first << " " << k.second << " not measured";
 #if !FLASHTUNE_SMALL_KERNEL_SET

@@ -22,10 +22,12 @@ enum class Variant : int {
                    // softmax statistics, ldmatrix fragments, a multi-stage cp.async K/V pipeline
   Wgmma16 = 7,     // Hopper-native (sm_90a) 16-bit: a producer warp issues TMA copies into an mbarrier
                    // ring, consumer warpgroups run wgmma.mma_async with S and O in registers
+  Decode = 8,      // split-KV decode (flash-decoding): few query rows per head, the heads of a K/V
+                   // group packed into one block, keys split across blocks, partials combined
 };
 inline constexpr Variant kAllVariants[] = {Variant::RowSmem,   Variant::RowReg,    Variant::WarpGroups,
                                            Variant::RegTile2D, Variant::MmaTf32x3, Variant::MmaTf32x1,
-                                           Variant::Mma16,     Variant::Wgmma16};
+                                           Variant::Mma16,     Variant::Wgmma16,   Variant::Decode};
 
 // Element type of Q, K, V and O. Every kernel accumulates and keeps the softmax statistics in fp32;
 // the element type is what is stored and moved, and what the tensor cores multiply. It is a
@@ -76,6 +78,8 @@ constexpr bool precision_admits(Precision requested, Variant v) {
 constexpr bool uses_tensor_cores(Variant v) {
   return v == Variant::MmaTf32x3 || v == Variant::MmaTf32x1 || v == Variant::Mma16 || v == Variant::Wgmma16;
 }
+// Query rows per head up to which the decode family serves a workload (traits::Decode::kMaxQueryRows).
+inline constexpr long long kDecodeMaxQueryRows = 64;
 inline constexpr int kTensorCoreMinComputeCapability = 80;  // major * 10 + minor
 // wgmma, TMA tensor copies and setmaxnreg exist on sm_90a only (Hopper, compute capability 9.0).
 inline constexpr int kWgmmaMinComputeCapability = 90;
@@ -118,6 +122,7 @@ constexpr const char* variant_name(Variant v) {
     case Variant::MmaTf32x1: return "mma_1xtf32";
     case Variant::Mma16: return "mma16";
     case Variant::Wgmma16: return "wgmma16";
+    case Variant::Decode: return "decode";
   }
   return "?";
 }
@@ -279,9 +284,10 @@ inline std::string inference_suffix(const Workload& w) {
 // Whether config c can serve workload w at the accuracy asked for: its head dimension and element
 // type are the workload's, and the precision admits its variant. The one rule every chooser applies
 // (the tune plan, predict --all, the dispatcher, Python's rank): a 16-bit config never serves fp32
-// data, nor an fp32 config 16-bit data.
+// data, nor an fp32 config 16-bit data; a decode config serves few query rows only (N <= 64).
 constexpr bool config_serves(const TileConfig& c, const Workload& w, Precision p) {
-  return c.d == w.d && c.dtype == w.dtype && precision_admits(p, c.variant);
+  return c.d == w.d && c.dtype == w.dtype && precision_admits(p, c.variant) &&
+         (c.variant != Variant::Decode || w.N <= kDecodeMaxQueryRows);
 }
 
 }  // namespace flashtune

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "decode_traits.h"
 #include "kernel_geometry.h"
 #include "mma16_traits.h"
 #include "mma_tf32_traits.h"
@@ -26,7 +27,8 @@ namespace flashtune {
 namespace traits {
 // Every variant's traits struct, at the index of its Variant value (the order of kAllVariants):
 // the one list of variants that visit_variant and the kernel registry iterate.
-using AllTraits = std::tuple<RowSmem, RowReg, WarpGroups, RegTile2D, MmaTf32x3, MmaTf32x1, Mma16, Wgmma16>;
+using AllTraits =
+    std::tuple<RowSmem, RowReg, WarpGroups, RegTile2D, MmaTf32x3, MmaTf32x1, Mma16, Wgmma16, Decode>;
 
 template <Variant V>
 using TraitsOf = std::tuple_element_t<static_cast<std::size_t>(V), AllTraits>;
@@ -100,11 +102,15 @@ inline const std::vector<TileConfig>& compiled_configs() {
   return all;
 }
 
-// The head dimensions with at least one compiled config of element type t, ascending.
+// The head dimensions with at least one compiled config of element type t that serves any query
+// length, ascending: the decode family's (N <= 64 only) do not count, so that a d listed here runs
+// every workload of that d (the small kernel set compiles decode at d = 128 without a tiled fp32
+// d = 128 config).
 inline std::vector<int> compiled_head_dims(DType t = DType::Fp32) {
   std::vector<int> ds;
   for (const TileConfig& c : compiled_configs())
-    if (c.dtype == t && std::find(ds.begin(), ds.end(), c.d) == ds.end()) ds.push_back(c.d);
+    if (c.dtype == t && c.variant != Variant::Decode && std::find(ds.begin(), ds.end(), c.d) == ds.end())
+      ds.push_back(c.d);
   std::sort(ds.begin(), ds.end());
   return ds;
 }

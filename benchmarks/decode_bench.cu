@@ -1,0 +1,147 @@
+// Times the decode family on decode shapes with the project's harness (L2 flushed before every
+// sample, CUDA events around the launch alone, warm-up, median; docs/measurement.md): per shape
+// every compiled decode config of the dtype at its default split, and (--sweep) the best config
+// again at every split count from 1 to the most the keys allow, for the model's split check.
+// Prints one JSON object per line (shape, config, splits, median ms, GB/s of Q + K + V + O moved
+// once, fraction of --copy-gbps).
+//
+//   decode_bench --dtype bf16 [--shapes b,hq,hkv,nq,keys,d;...] [--sweep] [--copy-gbps 3022]
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "kernels/decode_api.h"
+#include "kernels/registry.h"
+#include "kernels/traits/decode_traits.h"
+#include "tuner/timing_harness.h"
+
+namespace {
+
+using namespace flashtune;
+
+struct Shape {
+  int batch, q_heads, kv_heads, nq;
+  long long keys;
+  int d;
+};
+
+// The anchors' decode cases (../shared/anchors, H100) and a sweep over keys at batch 1..8 with
+// Hq 32 / Hkv 8 and Hq = Hkv, Nq 1 and 4.
+std::vector<Shape> default_shapes() {
+  std::vector<Shape> s = {{1, 32, 32, 1, 8192, 128},  {8, 32, 32, 1, 4096, 128}, {1, 32, 8, 1, 32768, 128},
+                          {16, 32, 8, 1, 8192, 128},  {64, 12, 12, 1, 1024, 64}, {4, 32, 8, 4, 16384, 128},
+                          {1, 12, 12, 1, 65536, 64}};
+  for (int batch : {1, 8})
+    for (int kvh : {8, 32})
+      for (int nq : {1, 4})
+        for (long long keys : {4096LL, 16384LL, 65536LL}) s.push_back({batch, 32, kvh, nq, keys, 128});
+  return s;
+}
+
+std::vector<Shape> parse_shapes(const std::string& text) {
+  std::vector<Shape> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ';')) {
+    Shape s{};
+    if (std::sscanf(item.c_str(), "%d,%d,%d,%d,%lld,%d", &s.batch, &s.q_heads, &s.kv_heads, &s.nq, &s.keys, &s.d) == 6)
+      out.push_back(s);
+  }
+  return out;
+}
+
+void fill(void* p, std::size_t bytes) {
+  // One finite value everywhere (bytes 0x3C: 1.06 in fp16, 0.0115 in bf16 and fp32): the time
+  // does not depend on the values, and the tests check the results.
+  cudaMemset(p, 0x3C, bytes);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  DType dtype = DType::Bf16;
+  std::vector<Shape> shapes = default_shapes();
+  bool sweep = false;
+  double copy_gbps = 3022;
+  std::string only;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--dtype" && i + 1 < argc) dtype = *parse_dtype(argv[++i]);
+    else if (a == "--shapes" && i + 1 < argc) shapes = parse_shapes(argv[++i]);
+    else if (a == "--sweep") sweep = true;
+    else if (a == "--copy-gbps" && i + 1 < argc) copy_gbps = std::atof(argv[++i]);
+    else if (a == "--config" && i + 1 < argc) only = argv[++i];
+  }
+  const DeviceLimits dev = DeviceLimits::query(0);
+  HarnessOptions ho;
+  ho.rule.min_samples = 25;
+  ho.rule.time_cap_s = 0.5;
+  TimingHarness harness(0, ho);
+  for (const Shape& sh : shapes) {
+    const int group = sh.q_heads / sh.kv_heads;
+    const std::size_t eb = dtype_bytes(dtype);
+    const std::size_t q_el = std::size_t(sh.batch) * sh.q_heads * sh.nq * sh.d;
+    const std::size_t kv_el = std::size_t(sh.batch) * sh.kv_heads * sh.keys * sh.d;
+    void *q = nullptr, *k = nullptr, *v = nullptr, *o = nullptr;
+    if (cudaMalloc(&q, q_el * eb) || cudaMalloc(&k, kv_el * eb) || cudaMalloc(&v, kv_el * eb) ||
+        cudaMalloc(&o, q_el * eb)) {
+      std::fprintf(stderr, "allocation failed\n");
+      return 1;
+    }
+    fill(q, q_el * eb);
+    fill(k, kv_el * eb);
+    fill(v, kv_el * eb);
+    DecodeProblem p;
+    p.q = q, p.k = k, p.v = v, p.o = o;
+    p.strides = DecodeProblem::dense_strides(sh.q_heads, group, sh.nq, sh.keys, sh.d);
+    p.batch = sh.batch, p.q_heads = sh.q_heads, p.kv_group = group, p.nq = sh.nq, p.keys = sh.keys, p.d = sh.d;
+    p.dtype = dtype;
+    const double bytes = double(eb) * (2.0 * q_el + 2.0 * kv_el);
+    auto time_one = [&](const KernelInstance* kern, int splits) {
+      const DecodeKernel* dk = as_decode(kern);
+      const TimingResult r = harness.time([&](cudaStream_t s) { return dk->launch_decode(p, splits, s); });
+      const TileConfig& c = kern->config();
+      const int used = traits::Decode::shape(c, p.batch, p.q_heads, p.kv_group, p.nq, p.keys,
+                                             splits > 0 ? splits : dk->default_splits(p, dev))
+                           .splits;
+      const double gbps = bytes / (r.stats.median_ms * 1e-3) / 1e9;
+      std::printf(
+          "{\"batch\": %d, \"q_heads\": %d, \"kv_heads\": %d, \"nq\": %d, \"keys\": %lld, \"d\": %d, \"dtype\": \"%s\", "
+          "\"config\": \"%s\", \"splits\": %d, \"default_split\": %s, \"median_ms\": %.5f, \"min_ms\": %.5f, "
+          "\"samples\": %d, \"bytes\": %.0f, \"gbps\": %.1f, \"copy_fraction\": %.3f}\n",
+          sh.batch, sh.q_heads, sh.kv_heads, sh.nq, sh.keys, sh.d, dtype_name(dtype), c.name().c_str(), used,
+          splits == 0 ? "true" : "false", r.stats.median_ms, r.stats.min_ms, r.stats.samples, bytes, gbps,
+          gbps / copy_gbps);
+      std::fflush(stdout);
+      return r.stats.median_ms;
+    };
+    const KernelInstance* best = nullptr;
+    double best_ms = 1e30;
+    for (const KernelInstance* kern : kernel_registry()) {
+      const TileConfig& c = kern->config();
+      if (c.variant != Variant::Decode || c.dtype != dtype || c.d != sh.d) continue;
+      if (!only.empty() && c.name() != only) continue;
+      if (!as_decode(kern)->can_run(p, dev)) continue;
+      const double ms = time_one(kern, 0);
+      if (ms < best_ms) best_ms = ms, best = kern;
+    }
+    if (sweep && best) {
+      const auto one = traits::Decode::shape(best->config(), p.batch, p.q_heads, p.kv_group, p.nq, p.keys, 1);
+      int last = 0;
+      for (long long s = 1; s <= one.block_tiles && s <= 512; s = s < 8 ? s + 1 : s * 5 / 4) {
+        const int used = traits::Decode::shape(best->config(), p.batch, p.q_heads, p.kv_group, p.nq, p.keys,
+                                               static_cast<int>(s)).splits;
+        if (used == last) continue;
+        last = used;
+        time_one(best, used);
+      }
+    }
+    cudaFree(q), cudaFree(k), cudaFree(v), cudaFree(o);
+  }
+  return 0;
+}

@@ -1,0 +1,40 @@
+// The decode family's host pieces that are not per config: the cast from a registry instance and
+// the workspace pool.
+#include "kernels/decode_api.h"
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+
+namespace flashtune {
+
+const DecodeKernel* as_decode(const KernelInstance* k) { return dynamic_cast<const DecodeKernel*>(k); }
+
+namespace kernels {
+
+cudaMemPool_t decode_workspace_pool(int device) {
+  static std::mutex mu;
+  static std::map<int, cudaMemPool_t> pools;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = pools.find(device);
+  if (it != pools.end()) return it->second;
+  cudaMemPoolProps props{};
+  props.allocType = cudaMemAllocationTypePinned;
+  props.location.type = cudaMemLocationTypeDevice;
+  props.location.id = device;
+  cudaMemPool_t pool = nullptr;
+  if (cudaMemPoolCreate(&pool, &props) != cudaSuccess) {
+    // The device's default pool still serves; only its release threshold is not ours to keep.
+    cudaDeviceGetDefaultMemPool(&pool, device);
+    return pool;
+  }
+  // Keep freed workspace in the pool across synchronizations (the default threshold 0 hands it
+  // back to the driver at every synchronize, and the next launch maps it again).
+  std::uint64_t keep = UINT64_MAX;
+  cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);
+  pools.emplace(device, pool);
+  return pool;
+}
+
+}  // namespace kernels
+}  // namespace flashtune

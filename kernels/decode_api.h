@@ -1,0 +1,62 @@
+// The decode family's own launch: the split count chosen by the caller (the model, a sweep) rather
+// than by the traits' default, on operands described as an inference call. Host header;
+// implemented by the decode instances (kernels/decode_instance.cuh).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include "kernels/registry.h"
+#include "kernels/traits/tensor_strides.h"
+#include "kernels/traits/tile_config.h"
+
+namespace flashtune {
+
+// One decode call: Q and O [batch, q_heads, nq, d], K and V [batch, q_heads / kv_group, keys, d],
+// any strides (elements of dtype; heads = q_heads). Query head hq reads K/V head hq / kv_group.
+// Causal is bottom-right aligned: query row i sees keys j <= i + keys - nq.
+struct DecodeProblem {
+  const void* q = nullptr;
+  const void* k = nullptr;
+  const void* v = nullptr;
+  void* o = nullptr;
+  AttentionStrides strides;
+  long long batch = 1;
+  int q_heads = 1;
+  int kv_group = 1;
+  long long nq = 1;
+  long long keys = 1;
+  int d = 128;
+  bool causal = false;
+  float scale = 0.0f;  // <= 0 means 1/sqrt(d)
+  DType dtype = DType::Bf16;
+
+  float effective_scale() const { return scale > 0.0f ? scale : 1.0f / std::sqrt(float(d)); }
+  // Dense [batch, heads, rows, d] operands.
+  static AttentionStrides dense_strides(int q_heads, int kv_group, long long nq, long long keys, int d) {
+    AttentionStrides s;
+    s.heads = q_heads;
+    s.q = s.o = {q_heads * nq * d, nq * d, d};
+    const long long kv_heads = q_heads / kv_group;
+    s.k = s.v = {kv_heads * keys * d, keys * d, d};
+    return s;
+  }
+};
+
+class DecodeKernel {
+ public:
+  virtual ~DecodeKernel() = default;
+  // One line why not, as KernelInstance::can_implement (d, dtype, nq <= 64, heads, causal with
+  // nq <= keys, grid, shared memory, device memory).
+  virtual Support can_run(const DecodeProblem& p, const DeviceLimits& dev) const = 0;
+  // Launches with `splits` chunks of keys (clamped to [1, key tiles / warps]; 0: the traits'
+  // default for this device). The workspace of the partials comes from a stream-ordered pool of
+  // this library, so launches on any streams may overlap.
+  virtual cudaError_t launch_decode(const DecodeProblem& p, int splits, cudaStream_t stream) const = 0;
+  // The split count launch_decode(p, 0) uses on this device.
+  virtual int default_splits(const DecodeProblem& p, const DeviceLimits& dev) const = 0;
+};
+
+// The decode interface of a registry instance; nullptr for the other families.
+const DecodeKernel* as_decode(const KernelInstance* k);
+
+}  // namespace flashtune

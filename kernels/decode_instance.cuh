@@ -1,0 +1,218 @@
+// The registry instance of a decode config: can_implement, the launch of the split kernel and
+// (splits > 1) the combine kernel over a workspace from this library's stream-ordered pool.
+// Included by the decode instance files (kernels/CMakeLists.txt) before kernel_instance.cuh's
+// InstanceFile::add is instantiated, so InstanceOf below picks this class for traits::Decode.
+#pragma once
+
+#include <climits>
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+#include "kernels/decode.cuh"
+#include "kernels/decode_api.h"
+#include "kernels/kernel_instance.cuh"
+#include "kernels/support_checks.h"
+
+namespace flashtune::kernels {
+
+// A decode call from the registry's (tensors, workload): B = batch x query heads entries, the
+// heads from the strides, keys and the group from the workload.
+inline DecodeProblem decode_problem(const AttentionTensors& t, const Workload& w) {
+  DecodeProblem p;
+  p.q = t.q;
+  p.k = t.k;
+  p.v = t.v;
+  p.o = t.o;
+  p.strides = t.strides;
+  p.q_heads = static_cast<int>(t.strides.heads);
+  p.batch = t.strides.heads > 0 ? w.B / t.strides.heads : 0;
+  p.kv_group = w.kv_group;
+  p.nq = w.N;
+  p.keys = w.keys();
+  p.d = w.d;
+  p.causal = w.causal;
+  p.scale = w.scale;
+  p.dtype = w.dtype;
+  return p;
+}
+
+// The workspace pool: one per device, never trimmed (a decode launch reuses the last one's bytes
+// instead of mapping fresh memory, which would stall the stream behind a host call).
+cudaMemPool_t decode_workspace_pool(int device);
+
+template <int D, int BR, int BC, int DT, int STAGES>
+class DecodeKernelInstance final : public KernelInstance, public DecodeKernel {
+ public:
+  using Tr = traits::Decode;
+  using Tile = Tr::Tile<D, BR, BC, DT, STAGES>;
+  using SplitFn = void (*)(DecodeParams);
+
+  explicit DecodeKernelInstance(SplitFn split) : split_(split) {}
+
+  const TileConfig& config() const override { return config_; }
+
+  Support can_run(const DecodeProblem& p, const DeviceLimits& dev) const override {
+    using std::to_string;
+    const std::string n = config_.name();
+    if (p.d != D) return Support::no("config is for d=" + to_string(D) + ", workload has d=" + to_string(p.d));
+    if (p.dtype != config_.dtype)
+      return Support::no(std::string("config is for ") + dtype_name(config_.dtype) + " operands, workload is " +
+                         dtype_name(p.dtype));
+    if (p.batch < 1 || p.q_heads < 1 || p.nq < 1 || p.keys < 1)
+      return Support::no("batch, heads, N and kv_len must be >= 1");
+    if (p.nq > Tr::kMaxQueryRows)
+      return Support::no("decode serves N <= " + to_string(Tr::kMaxQueryRows) + " query rows per head (got N=" +
+                         to_string(p.nq) + "): the tiled families serve longer queries");
+    if (p.kv_group < 1 || p.q_heads % p.kv_group != 0)
+      return Support::no("query heads " + to_string(p.q_heads) + " are not a multiple of kv_group " +
+                         to_string(p.kv_group));
+    if (p.keys > INT_MAX - BC) return Support::no("kv_len=" + to_string(p.keys) + " is above the kernel's limit");
+    if (p.causal && p.nq > p.keys)
+      return Support::no("causal with N=" + to_string(p.nq) + " above kv_len=" + to_string(p.keys) +
+                         ": bottom-right alignment would leave the first query rows no key");
+    const Tr::Shape s = Tr::shape(config_, p.batch, p.q_heads, p.kv_group, p.nq, p.keys, 1);
+    if (s.kv_entries > traits::kMaxGridY)
+      return Support::no("batch x K/V heads = " + to_string(s.kv_entries) + " is above the grid's limit " +
+                         to_string(traits::kMaxGridY));
+    if (Tile::kSmemBytes > dev.smem_per_block_optin)
+      return Support::no("needs " + to_string(Tile::kSmemBytes) + " B of shared memory, device allows " +
+                         to_string(dev.smem_per_block_optin) + " B");
+    if (p.strides.heads != p.q_heads) return Support::no("strides.heads must be the query heads");
+    return Support::yes();
+  }
+
+  Support can_implement(const Workload& w, const DeviceLimits& dev) const override {
+    if (Support s = check_inference_shape(w); !s) return s;
+    if (w.B < 1) return Support::no("B must be >= 1 (got " + std::to_string(w.B) + ")");
+    // The heads are the caller's strides' business; one head per entry stands for any here.
+    DecodeProblem p;
+    p.q_heads = w.kv_group;
+    p.strides.heads = w.kv_group;
+    p.batch = w.B / w.kv_group > 0 ? w.B / w.kv_group : 1;
+    p.kv_group = w.kv_group;
+    p.nq = w.N;
+    p.keys = w.keys();
+    p.d = w.d;
+    p.causal = w.causal;
+    p.dtype = w.dtype;
+    if (w.B % w.kv_group != 0)
+      return Support::no("B=" + std::to_string(w.B) + " is not a multiple of kv_group=" + std::to_string(w.kv_group));
+    return can_run(p, dev);
+  }
+
+  using KernelInstance::launch;
+  cudaError_t launch(const AttentionTensors& t, const Workload& w, cudaStream_t stream) const override {
+    if (!check_inference_shape(w) || !check_tensors(t, w)) return cudaErrorInvalidValue;
+    return launch_decode(decode_problem(t, w), 0, stream);
+  }
+
+  int default_splits(const DecodeProblem& p, const DeviceLimits& dev) const override {
+    return Tr::default_splits(config_, p.batch, p.q_heads, p.kv_group, p.nq, p.keys, dev.sm_count);
+  }
+
+  cudaError_t launch_decode(const DecodeProblem& p, int splits, cudaStream_t stream) const override {
+    int device = 0;
+    if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
+    if (p.d != D || p.dtype != config_.dtype || p.batch < 1 || p.q_heads < 1 || p.nq < 1 ||
+        p.nq > Tr::kMaxQueryRows || p.keys < 1 || p.keys > INT_MAX - BC || p.kv_group < 1 ||
+        p.q_heads % p.kv_group != 0 || p.strides.heads != p.q_heads || (p.causal && p.nq > p.keys))
+      return cudaErrorInvalidValue;
+    if (splits <= 0) {
+      DeviceLimits dev;
+      if (cudaDeviceGetAttribute(&dev.sm_count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
+        return cudaErrorInvalidDevice;
+      splits = default_splits(p, dev);
+    }
+    const Tr::Shape s = Tr::shape(config_, p.batch, p.q_heads, p.kv_group, p.nq, p.keys, splits);
+    if (s.kv_entries > traits::kMaxGridY || static_cast<long long>(s.row_tiles) * s.splits > traits::kMaxGridX)
+      return cudaErrorInvalidConfiguration;
+    if (Tile::kSmemBytes > 48 * 1024) {
+      const cudaError_t e = cudaFuncSetAttribute(reinterpret_cast<const void*>(split_),
+                                                 cudaFuncAttributeMaxDynamicSharedMemorySize, Tile::kSmemBytes);
+      if (e != cudaSuccess) return e;
+    }
+    const AttentionStrides& st = p.strides;
+    DecodeParams dp{p.q,
+                    p.k,
+                    p.v,
+                    p.o,
+                    device_strides(st.q),
+                    device_strides(st.k),
+                    device_strides(st.v),
+                    device_strides(st.o),
+                    s.kv_entries,
+                    p.q_heads / p.kv_group,
+                    p.kv_group,
+                    static_cast<int>(p.nq),
+                    static_cast<int>(p.keys),
+                    p.causal ? 1 : 0,
+                    static_cast<int>(p.keys - p.nq),
+                    p.effective_scale() * 1.4426950408889634f,
+                    s.rows,
+                    s.row_tiles,
+                    s.splits,
+                    static_cast<int>(s.chunk_tiles),
+                    nullptr};
+    const long long work_floats = Tr::workspace_floats(config_, s);
+    if (work_floats > 0) {
+      void* w = nullptr;
+      if (cudaError_t e = cudaMallocFromPoolAsync(&w, static_cast<std::size_t>(work_floats) * 4,
+                                                  decode_workspace_pool(device), stream);
+          e != cudaSuccess)
+        return e;
+      dp.work = static_cast<float*>(w);
+    }
+    const dim3 grid(static_cast<unsigned>(s.row_tiles * s.splits), static_cast<unsigned>(s.kv_entries));
+    void* args[] = {&dp};
+    cudaError_t e = cudaLaunchKernel(reinterpret_cast<const void*>(split_), grid, dim3(Tr::kThreads), args,
+                                     static_cast<std::size_t>(Tile::kSmemBytes), stream);
+    if (e == cudaSuccess && dp.work) {
+      const long long warps = s.kv_entries * s.rows;
+      // A programmatic dependent launch: the combine's blocks are scheduled while the split
+      // kernel runs and wait for it in the kernel (griddepcontrol.wait), which takes its launch
+      // latency off the call's time.
+      cudaLaunchConfig_t cfg{};
+      cfg.gridDim = dim3(static_cast<unsigned>((warps + kCombineWarps - 1) / kCombineWarps));
+      cfg.blockDim = dim3(32 * kCombineWarps);
+      cfg.dynamicSmemBytes = 0;
+      cfg.stream = stream;
+      cudaLaunchAttribute attr{};
+      attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+      attr.val.programmaticStreamSerializationAllowed = 1;
+      cfg.attrs = &attr;
+      cfg.numAttrs = 1;
+      e = cudaLaunchKernelExC(&cfg, reinterpret_cast<const void*>(&decode_combine_kernel<D, BR, DT>), args);
+    }
+    if (dp.work) {
+      const cudaError_t f = cudaFreeAsync(dp.work, stream);
+      if (e == cudaSuccess) e = f;
+    }
+    return e;
+  }
+
+  KernelResources resources() const override {
+    KernelResources r;
+    cudaFuncAttributes a{};
+    if (cudaFuncGetAttributes(&a, reinterpret_cast<const void*>(split_)) == cudaSuccess) {
+      r.registers = a.numRegs;
+      r.static_smem_bytes = static_cast<int>(a.sharedSizeBytes);
+      r.local_bytes = static_cast<int>(a.localSizeBytes);
+      r.max_threads_per_block = a.maxThreadsPerBlock;
+    }
+    r.dynamic_smem_bytes = Tile::kSmemBytes;
+    r.threads_per_block = Tr::kThreads;
+    return r;
+  }
+
+ private:
+  TileConfig config_ = Tile::kConfig;
+  SplitFn split_;
+};
+
+template <int D, int BR, int BC, Layout L, int DT, int STAGES, int QSMEM>
+struct InstanceOf<traits::Decode, D, BR, BC, L, DT, STAGES, QSMEM> {
+  using type = DecodeKernelInstance<D, BR, BC, DT, STAGES>;
+};
+
+}  // namespace flashtune::kernels
