@@ -43,11 +43,13 @@ int fit_command(const FitOptions& o) {
   fo.profile = o.profile;
   fo.spec_dir = model::default_gpu_spec_dir();
   if (!o.free.empty()) fo.free = split_commas(o.free);
-  if (o.cv != "all" && o.cv != "both" && o.cv != "workload" && o.cv != "variant" && o.cv != "family" && o.cv != "none")
-    throw CommandError{kExitUsage, "--cv '" + o.cv + "' (known: all, both, workload, variant, family, none)"};
+  if (o.cv != "all" && o.cv != "both" && o.cv != "workload" && o.cv != "variant" && o.cv != "family" &&
+      o.cv != "dtype" && o.cv != "none")
+    throw CommandError{kExitUsage, "--cv '" + o.cv + "' (known: all, both, workload, variant, family, dtype, none)"};
   fo.cv_workload = o.cv == "all" || o.cv == "both" || o.cv == "workload";
   fo.cv_variant = o.cv == "all" || o.cv == "both" || o.cv == "variant";
   fo.cv_family = o.cv == "all" || o.cv == "family";
+  fo.cv_dtype = o.cv == "all" || o.cv == "dtype";
   fo.cross_profiles = o.cross;
   fo.unseen_profiles = o.unseen;
   // Before anything is read or written: the residuals must not land on an input.
@@ -148,8 +150,9 @@ void register_fit(CLI::App& app) {
                                          std::to_string(fit::default_free_coefficients().size()) +
                                          " of docs/fit.md)");
   sub->add_option("--cv", o->cv,
-                  "Cross-validation: all (default: workload, variant and family), both (workload and variant), "
-                  "workload, variant, family (tensor-core against SIMT) or none");
+                  "Cross-validation: all (default: workload, variant, family and dtype), both (workload and "
+                  "variant), workload, variant, family (tensor-core against SIMT), dtype (fp32 against 16-bit, where "
+                  "the profile holds both) or none");
   sub->add_option("--cross", o->cross, "Other GPUs' profiles to predict with the fitted coefficients");
   sub->add_option("--unseen", o->unseen,
                   "Profiles of workloads the fit never sees (profiles/unseen/*.json, any GPU): scored with the "

@@ -81,13 +81,13 @@ std::string describe(Eigen::LevenbergMarquardtSpace::Status s) {
 std::vector<std::string> default_free_coefficients() {
   return {"fp32_efficiency",    "smem_efficiency",         "issue_overhead",       "l2_efficiency",
           "latency_warps",      "shared_latency_warps",    "iteration_latency_cycles", "overlapped_iteration_cycles",
-          "block_latency_cycles", "launch_overhead_us", "overlap_exponent", "tensor_efficiency", "memory_overlap_exponent"};
+          "block_latency_cycles", "launch_overhead_us", "overlap_exponent", "tensor_efficiency", "memory_overlap_exponent", "phase_overlap_exponent"};
 }
 
 bool coefficient_informed(const std::string& name, const std::vector<const FitPoint*>& points) {
-  if (name != "tensor_efficiency") return true;
+  if (name != "tensor_efficiency" && name != "phase_overlap_exponent") return true;
   for (const FitPoint* p : points)
-    if (p->geometry->per_kv_tile.mma > 0) return true;
+    if (p->geometry->per_kv_tile.mma > 0 || p->geometry->per_kv_tile.mma16 > 0) return true;
   return false;
 }
 

@@ -15,6 +15,7 @@ std::string group_of(const FitPoint& p, Holdout by) {
     case Holdout::Workload: return p.workload;
     case Holdout::Variant: return variant_name(p.c.variant);
     case Holdout::Family: return family_of(p.c.variant);
+    case Holdout::Dtype: return dtype_family_of(p.w.dtype);
   }
   return "?";
 }
@@ -30,11 +31,14 @@ const char* holdout_name(Holdout h) {
     case Holdout::Workload: return "workload";
     case Holdout::Variant: return "variant";
     case Holdout::Family: return "family";
+    case Holdout::Dtype: return "dtype";
   }
   return "?";
 }
 
 const char* family_of(Variant v) { return uses_tensor_cores(v) ? "tensor-core" : "simt"; }
+
+const char* dtype_family_of(DType t) { return t == DType::Fp32 ? "fp32" : "16-bit"; }
 
 const char* predictor_name(Predictor p) {
   switch (p) {

@@ -14,10 +14,14 @@
 namespace flashtune::fit {
 
 // Family: the tensor-core variants against the SIMT ones (fit on one family, predict the other).
-enum class Holdout { Workload, Variant, Family };
-const char* holdout_name(Holdout h);  // "workload", "variant", "family"
+// Dtype: the element types' families, fp32 against 16-bit (bf16 and fp16): issue 24's "16-bit
+// family held out (fitted on fp32 only)" is that split's 16-bit fold.
+enum class Holdout { Workload, Variant, Family, Dtype };
+const char* holdout_name(Holdout h);  // "workload", "variant", "family", "dtype"
 // The Family group of a variant: "tensor-core" or "simt".
 const char* family_of(Variant v);
+// The Dtype group of an element type: "fp32" or "16-bit".
+const char* dtype_family_of(DType t);
 
 enum class Predictor { Model, Roofline, Seed };
 const char* predictor_name(Predictor p);  // "flashtune model", "roofline", "seed model"

@@ -5,6 +5,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -72,6 +73,19 @@ std::vector<ScoredPoint> fp32_accurate(const std::vector<ScoredPoint>& points) {
   return out;
 }
 
+// The element-type family of a point ("fp32" or "16-bit"), from its config name.
+const char* dtype_family_of_point(const ScoredPoint& p) {
+  const std::optional<TileConfig> c = parse_config_name(p.config);
+  return dtype_family_of(c ? c->dtype : DType::Fp32);
+}
+
+std::vector<ScoredPoint> of_dtype_family(const std::vector<ScoredPoint>& points, const std::string& family) {
+  std::vector<ScoredPoint> out;
+  for (const ScoredPoint& p : points)
+    if (dtype_family_of_point(p) == family) out.push_back(p);
+  return out;
+}
+
 void note_incomplete(FitRun& r, const CrossValidation& cv) {
   r.incomplete_folds.insert(r.incomplete_folds.end(), cv.incomplete.begin(), cv.incomplete.end());
 }
@@ -104,6 +118,12 @@ FitRun run_fit(const FitRunOptions& o, const std::function<void(const std::strin
     const std::vector<ScoredPoint> fp32 = fp32_accurate(cv.held_out);
     if (fp32.size() != cv.held_out.size() && !fp32.empty())
       r.scores.push_back({"  the same, fp32-accurate configs only", score(fp32)});
+    // A profile of both element types: each family's share of the same held-out points.
+    for (const char* family : {"fp32", "16-bit"}) {
+      const std::vector<ScoredPoint> part = of_dtype_family(cv.held_out, family);
+      if (!part.empty() && part.size() != cv.held_out.size())
+        r.scores.push_back({std::string("  the same, ") + family + " pairs only", score(part)});
+    }
     r.held_out_workloads = per_workload(cv.held_out);
     r.held_out = cv.held_out;
     r.guided = evaluate_guided(cv.held_out, default_top_k());
@@ -128,6 +148,21 @@ FitRun run_fit(const FitRunOptions& o, const std::function<void(const std::strin
       for (const ScoredPoint& p : cv.held_out)
         if (family_of(*parse_variant(p.variant)) == std::string(held)) part.push_back(p);
       if (!part.empty()) r.scores.push_back({std::string("flashtune model, ") + held + " family held out", score(part)});
+    }
+  }
+  std::set<std::string> dtype_families;
+  for (const FitPoint& p : ds.points) dtype_families.insert(dtype_family_of(p.w.dtype));
+  if (o.cv_dtype && dtype_families.size() > 1) {
+    // Issue 24's test of the 16-bit family: every coefficient fitted on the fp32 pairs alone, the
+    // 16-bit pairs predicted; and the other way round.
+    progress("leave-one-dtype-family-out: 2 folds");
+    const CrossValidation cv = cross_validate(ds, Holdout::Dtype, defaults, o.free, progress);
+    note_incomplete(r, cv);
+    for (const auto& [held, trained] : {std::pair{"16-bit", "fp32"}, std::pair{"fp32", "16-bit"}}) {
+      const std::vector<ScoredPoint> part = of_dtype_family(cv.held_out, held);
+      if (!part.empty())
+        r.scores.push_back({std::string("flashtune model, ") + held + " family held out (fitted on " + trained + ")",
+                            score(part)});
     }
   }
   r.scores.push_back({"roofline", score(score_points(ds, Predictor::Roofline, defaults))});

@@ -23,7 +23,9 @@ struct FitRunOptions {
   std::string profile;
   std::string spec_dir;                 // configs/gpus
   std::vector<std::string> free = default_free_coefficients();
-  bool cv_workload = true, cv_variant = true, cv_family = true;
+  // cv_dtype: fit on one element-type family (fp32, 16-bit), predict the other; only where the
+  // profile holds both.
+  bool cv_workload = true, cv_variant = true, cv_family = true, cv_dtype = true;
   std::vector<std::string> cross_profiles;  // other GPUs' profiles to predict
   // Profiles of workloads the fit never sees (profiles/unseen/<gpu>.json), of this GPU or another:
   // scored with the coefficients fitted here, one row each.

@@ -18,7 +18,7 @@ struct Coefficients {
   // 535 with the softmax and the operand split beside it (mma_1xtf32: 128 TFLOP/s, not
   // tensor-bound). One value for every tensor-core variant; `flashtune fit` moves it when a
   // profile holds tensor-core measurements.
-  double tensor_efficiency = 0.40;
+  double tensor_efficiency = 0.45;
   // MUFU.EX2 issues at the table rate but shares the dispatch port with other MIO work.
   double sfu_efficiency = 0.90;
   // Shared-memory wavefronts: one per clock per SM at best; back-to-back LDS keep ~95% of it
@@ -82,6 +82,15 @@ struct Coefficients {
   // The H200 and H100 fits put it at 1.7-2.0; 2 by default, since near-perfect overlap (6) ranks
   // that same pair wrong from the spec sheet alone (worst top-1 regret 61%, H200 grid).
   double memory_overlap_exponent = 2.0;
+  // The same between a tensor-core kernel's mma phases (S = Q K^T, O += P V) and its softmax
+  // phase (FP32, SFU, shared, issue; model/predict.cpp, sm_work): every warp runs them one after
+  // the other (P needs S, P V needs P), so they overlap only where warps of different blocks are
+  // in different phases. Fitted 2.07 on the H200 (fp32 profile: the TF32 kernels) and 1.46 on the
+  // H100 (fp32 and bf16 profiles together: nearly a sum, the poor overlap that FlashAttention-3's
+  // ping-pong scheduling was built to remove), with tensor_efficiency 0.44 and 0.52 beside it
+  // (0.41 when the tensor pipe overlapped like the others; the measured mma.sync peak is 0.59 of
+  // the spec's rate). No effect on SIMT kernels (no tensor term).
+  double phase_overlap_exponent = 2.0;
 };
 
 struct CoefficientInfo {
@@ -91,7 +100,7 @@ struct CoefficientInfo {
 };
 
 // Name <-> member table for profile I/O and, later, fitting (stable order).
-inline constexpr std::array<CoefficientInfo, 17> coefficient_table() {
+inline constexpr std::array<CoefficientInfo, 18> coefficient_table() {
   return {{
       {"fp32_efficiency", &Coefficients::fp32_efficiency, 0.01, 1.0},
       {"sfu_efficiency", &Coefficients::sfu_efficiency, 0.01, 1.0},
@@ -110,6 +119,7 @@ inline constexpr std::array<CoefficientInfo, 17> coefficient_table() {
       {"overlap_exponent", &Coefficients::overlap_exponent, 1.0, 64.0},
       {"tensor_efficiency", &Coefficients::tensor_efficiency, 0.01, 1.0},
       {"memory_overlap_exponent", &Coefficients::memory_overlap_exponent, 1.0, 64.0},
+      {"phase_overlap_exponent", &Coefficients::phase_overlap_exponent, 1.0, 64.0},
   }};
 }
 

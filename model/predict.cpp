@@ -52,7 +52,8 @@ struct BlockWork {  // seconds of one mean block at the full SM rate, per SM-loc
 
 // Resident warps needed to keep a pipe busy: latency_warps for instruction pipes; a shared-memory
 // request holds the pipe for `wavefronts per request` clocks, so conflicted (or 16-byte) accesses
-// saturate it with proportionally fewer warps.
+// saturate it with proportionally fewer warps. A tensor-core kernel's instruction pipes saturate
+// at one warp per scheduler (predict(): latency_warps = schedulers for it).
 struct Saturation {
   double latency_warps, shared_warps, schedulers;
   double instr(double warps) const { return std::min(1.0, warps / latency_warps); }
@@ -77,8 +78,20 @@ double soft_max(std::initializer_list<double> terms, double p) {
   return top * std::pow(sum, 1.0 / p);
 }
 
+// The SM work of one wave (or one block) from its pipe terms. The softmax phase's pipes (FP32,
+// SFU, shared, issue) interleave instruction by instruction and overlap by overlap_exponent; a
+// tensor-core kernel's mma phases (S = Q K^T, O += P V) are separate phases of every warp's
+// iteration, joined to the softmax through S and P, so they overlap it only where warps of
+// different blocks are in different phases: by phase_overlap_exponent (fitted 1.5 on the H100,
+// nearly a sum). A SIMT kernel has no tensor term and gets the softmax phase's soft maximum.
+double sm_work(double fp32, double tensor, double sfu, double shared, double issue, double overlap,
+               double phase_overlap) {
+  return soft_max({tensor, soft_max({fp32, sfu, shared, issue}, overlap)}, phase_overlap);
+}
+
 WaveTerms wave_terms(const BlockWork& b, double k, double n, double warps_per_block, double stall_s,
-                     double l2_per_block_s, double dram_per_block_s, const Saturation& sat, double overlap) {
+                     double l2_per_block_s, double dram_per_block_s, const Saturation& sat, double overlap,
+                     double phase_overlap) {
   WaveTerms t{};
   const double many = k * warps_per_block;
   t.fp32 = k * b.fp32 / sat.instr(many);
@@ -98,7 +111,7 @@ WaveTerms wave_terms(const BlockWork& b, double k, double n, double warps_per_bl
       top = one[i];
       t.chain_bound = names[i];
     }
-  const double work = soft_max({one[0], one[1], one[2], one[3], one[4]}, overlap);
+  const double work = sm_work(one[0], one[1], one[2], one[3], one[4], overlap, phase_overlap);
   if (stall_s > work) t.chain_bound = Pipe::Latency;
   t.chain = work + stall_s;
   t.l2 = n * l2_per_block_s;
@@ -196,7 +209,16 @@ Prediction predict(const Workload& w, const GeometryAnalysis& g, const GpuSpec& 
   const double wpb = p.occupancy.warps_per_block;
   const double block_latency = c.block_latency_cycles / clock;
 
-  Saturation sat{c.latency_warps, c.shared_latency_warps, double(gpu.warp_schedulers_per_sm)};
+  // A tensor-core warp holds many independent operations in every phase (Bc / 8 or d / 8 mma
+  // accumulators, the Bc scores of its rows in the softmax), so one warp per scheduler keeps its
+  // sub-partition's pipes busy, as it keeps its tensor core busy: on the H100 one warp per
+  // scheduler with four independent mma chains issued 2090 of the 2412 FLOP/clk/SM that 16 warps
+  // reach (docs/results/h100-mma-sync-peak-bf16.txt). latency_warps (FFMA dependency chains of
+  // the SIMT kernels, ~2 warps per scheduler) does not apply to it. Before: a lone 4-warp mma16
+  // block was predicted 12-37% slow, its second resident block ~2x faster where it ran 1.26x.
+  const bool tensor_core = n.mma > 0 || n.mma16 > 0;
+  const double schedulers = double(gpu.warp_schedulers_per_sm);
+  Saturation sat{tensor_core ? schedulers : c.latency_warps, c.shared_latency_warps, schedulers};
   if (n.shared_pipe_wavefronts > 0)
     sat.shared_warps = std::max(1.0, c.shared_latency_warps * n.shared_pipe_requests / n.shared_pipe_wavefronts);
 
@@ -205,8 +227,10 @@ Prediction predict(const Workload& w, const GeometryAnalysis& g, const GpuSpec& 
   // which already holds that block's share of the same pipes, so it is not added to them); L2
   // and DRAM traffic overlaps the SM's work in part again, by its own exponent.
   auto wave_time = [&](double k, double nblocks, WaveTerms* terms) {
-    const WaveTerms t = wave_terms(b, k, nblocks, wpb, stall, l2_per_block, dram_per_block, sat, c.overlap_exponent);
-    const double sm_pipes = soft_max({t.fp32, t.tensor, t.sfu, t.shared, t.issue}, c.overlap_exponent);
+    const WaveTerms t = wave_terms(b, k, nblocks, wpb, stall, l2_per_block, dram_per_block, sat, c.overlap_exponent,
+                                   c.phase_overlap_exponent);
+    const double sm_pipes =
+        sm_work(t.fp32, t.tensor, t.sfu, t.shared, t.issue, c.overlap_exponent, c.phase_overlap_exponent);
     if (terms) *terms = t;
     return soft_max({std::max(sm_pipes, t.chain), t.l2, t.dram}, c.memory_overlap_exponent);
   };

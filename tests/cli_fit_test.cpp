@@ -48,7 +48,7 @@ TEST(CliFit, TooFewMeasurementsSaysHowManyAreNeeded) {
 TEST(CliFit, RefusesAnotherSchemaVersionAndUnknownNames) {
   TempDir dir("cli_fit_bad");
   const std::string v2 = dir.file("v2.json");
-  std::ofstream(v2) << R"({"schema_version": 3, "kind": "flashtune-profile"})";
+  std::ofstream(v2) << R"({"schema_version": 4, "kind": "flashtune-profile"})";
   auto r = run_flashtune("fit --profile '" + v2 + "' --no-write --quiet");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("schema_version"), std::string::npos) << r.output;

@@ -89,7 +89,7 @@ TEST(CliExport, CsvAndT4OfAProfile) {
   const auto csv = run_flashtune("export --profile '" + dir.file("p.json") + "' --format csv");
   EXPECT_EQ(csv.exit_code, 0) << csv.output;
   EXPECT_EQ(csv.output.rfind("gpu,workload,B,N,d,causal,dtype,kv_len,kv_group,config,", 0), 0u) << csv.output;
-  EXPECT_NE(csv.output.find("\nnvidia-h200,t10,10,2048,64,0,fp32,row_reg/d64/br64xbc32/plain,row_reg,64,32,plain,0,0,ok,"),
+  EXPECT_NE(csv.output.find("\nnvidia-h200,t10,10,2048,64,0,fp32,2048,1,row_reg/d64/br64xbc32/plain,row_reg,64,32,plain,0,0,ok,"),
             std::string::npos)
       << csv.output;
 

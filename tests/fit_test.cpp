@@ -197,7 +197,7 @@ TEST(CoefficientFit, TooFewMeasurementsSaysHowManyAreNeeded) {
 
 TEST(FitDataset, RefusesAProfileOfAnotherSchemaVersion) {
   const std::string path = ::testing::TempDir() + "/fit_v2_profile.json";
-  std::ofstream(path) << R"({"schema_version": 3, "kind": "flashtune-profile"})";
+  std::ofstream(path) << R"({"schema_version": 4, "kind": "flashtune-profile"})";
   try {
     load_fit_dataset(path, FLASHTUNE_TEST_GPU_DIR);
     FAIL() << "expected an error";
@@ -205,6 +205,49 @@ TEST(FitDataset, RefusesAProfileOfAnotherSchemaVersion) {
     EXPECT_NE(std::string(e.what()).find("schema_version"), std::string::npos) << e.what();
   }
   std::remove(path.c_str());
+}
+
+// Issue 24's "16-bit family held out": the dtype split fits on the fp32 pairs and predicts the
+// 16-bit ones (and the other way round); a fold of 16-bit pairs alone still informs
+// tensor_efficiency (mma16's m16n8k16 instructions are tensor-core work too).
+TEST(CoefficientFit, DtypeFoldsHoldOutEachElementTypeFamily) {
+  model::Coefficients truth;
+  truth.tensor_efficiency = 0.5;
+  Profile p = synthetic_profile(truth);
+  const model::GpuSpec gpu = h200();
+  model::ConfigCatalog catalog;
+  const std::vector<std::pair<std::string, Workload>> bf16 = {{"a_bf16", {4, 1024, 64, false, 0.0f, DType::Bf16}},
+                                                             {"b_bf16", {64, 2048, 64, true, 0.0f, DType::Bf16}}};
+  for (const auto& [name, w] : bf16) {
+    p.workloads.push_back({name, w});
+    for (const int br : {64, 128})
+      for (const int bc : {32, 64}) {
+        const TileConfig c{Variant::Mma16, 64, br, bc, Layout::Swizzled, DType::Bf16, 2, false};
+        Measurement m;
+        m.workload = name;
+        m.config = c.name();
+        TimingSummary t;
+        t.median_ms = 1e3 * model::predict(w, catalog.analysis(c), gpu, truth).time_s;
+        m.timing = t;
+        p.measurements.push_back(m);
+      }
+  }
+  const FitDataset ds = make_fit_dataset(p, "synthetic", gpu);
+  std::vector<const FitPoint*> sixteen;
+  for (const FitPoint* pt : ds.all())
+    if (pt->w.dtype != DType::Fp32) sixteen.push_back(pt);
+  ASSERT_EQ(sixteen.size(), 8u);
+  EXPECT_TRUE(coefficient_informed("tensor_efficiency", sixteen));
+  EXPECT_STREQ(dtype_family_of(DType::Fp16), "16-bit");
+  EXPECT_STREQ(holdout_name(Holdout::Dtype), "dtype");
+  const CrossValidation cv = cross_validate(ds, Holdout::Dtype, model::Coefficients{}, {"tensor_efficiency"});
+  ASSERT_EQ(cv.folds.size(), 2u);
+  EXPECT_EQ(cv.folds[0].held_out, "fp32");
+  EXPECT_EQ(cv.folds[1].held_out, "16-bit");
+  EXPECT_EQ(cv.folds[1].test_points, 8);
+  EXPECT_EQ(cv.folds[1].train_points, int(ds.points.size()) - 8);
+  EXPECT_NEAR(cv.folds[1].coefficients.tensor_efficiency, 0.5, 0.01);
+  EXPECT_EQ(cv.held_out.size(), ds.points.size());
 }
 
 }  // namespace

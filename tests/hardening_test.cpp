@@ -308,7 +308,7 @@ TEST(ProfileCheck, DuplicatePairsSchemaAndUnsupportedDAreRefusedEverywhere) {
   p["measurements"].push_back(p["measurements"][0]);
   expect_profile_refused(p, {"measured twice"});
   p = fixture_profile();
-  p["schema_version"] = 3;
+  p["schema_version"] = 4;  // a version after this build's (3)
   expect_profile_refused(p, {"schema_version"});
   p = fixture_profile();
   p["schema_version"] = 4294967297LL;

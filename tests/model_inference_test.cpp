@@ -291,5 +291,18 @@ TEST(InferenceWorkloadSet, Version3ReadsKeysAndGroupAndNamesThem) {
   }
 }
 
+// The shipped decode workload files (schema 3) read, and every workload keeps its shape.
+TEST(InferenceWorkloadSet, ShippedDecodeFilesLoad) {
+  for (const char* file : {"decode_cases.json", "decode_grid.json", "unseen_decode.json"}) {
+    const WorkloadSet set = load_workload_set(std::string(FLASHTUNE_TEST_GPU_DIR) + "/../workloads/" + file);
+    ASSERT_FALSE(set.workloads.empty()) << file;
+    for (const NamedWorkload& nw : set.workloads) {
+      EXPECT_TRUE(nw.workload.causal) << nw.name;
+      EXPECT_GE(nw.workload.keys(), nw.workload.N) << nw.name;
+      EXPECT_EQ(nw.workload.B % nw.workload.kv_group, 0) << nw.name;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace flashtune

@@ -57,14 +57,16 @@ std::string shipped_h200() {
 // the JSON's workload carries them, and each bad value is refused in one line.
 TEST(PredictCli, KvCacheAndGroupedHeads) {
   const std::string d = std::to_string(some_config().d);
-  const Result r = predict("--gpu h200 --B 2 --heads 8 --kv-heads 2 --N 4 --kv-len 4097 --d " + d + " --causal --json");
+  const Result r =
+      predict("--gpu h200 --B 2 --heads 8 --kv-heads 2 --N 4 --kv-len 4097 --d " + d + " --causal --all --json");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const nlohmann::json j = nlohmann::json::parse(r.output);
   EXPECT_EQ(j.at("workload").at("B"), 16);
   EXPECT_EQ(j.at("workload").at("N"), 4);
   EXPECT_EQ(j.at("workload").at("kv_len"), 4097);
   EXPECT_EQ(j.at("workload").at("kv_group"), 4);
-  const Result text = predict("--gpu h200 --B 2 --heads 8 --kv-heads 2 --N 4 --kv-len 4097 --d " + d + " --causal");
+  const Result text =
+      predict("--gpu h200 --B 2 --heads 8 --kv-heads 2 --N 4 --kv-len 4097 --d " + d + " --causal --all");
   EXPECT_NE(text.output.find("B=16 N=4 kv=4097 g=4"), std::string::npos) << text.output;
   expect_error(predict("--gpu h200 --B 2 --heads 6 --kv-heads 4 --N 4 --d " + d),
                "heads=6 is not a multiple of kv-heads=4 (each K/V head serves the same number of query heads)");

@@ -364,11 +364,13 @@ inline KernelGeometry Mma16::geometry(const TileConfig& c) {
   // Per lane: Bc scores (2 m16 tiles x Bc / 8 x 4), four rows.
   // exp2: one per score and the four rows' alpha.
   n.exp = t * (bc + 4.0);
-  // FFMA: the exp2 argument s * scale log2 e - m, one per score; l = l alpha + sum per row.
-  n.ffma = t * (bc + 4.0);
+  // FFMA: the exp2 argument s * scale log2 e - m, one per score; per row alpha's argument
+  // m_old * scale log2 e - m and l = l alpha + sum (sm__sass_thread_inst_executed_op_ffma_pred_on
+  // on the H100: exact on every bf16 pair; 4 per lane short before alpha's was counted here).
+  n.ffma = t * (bc + 8.0);
   // Other FP32: the row max (FMNMX) and row sum (FADD) over the scores, O *= alpha (d FMUL), and
-  // per row the new max, its scaled value and alpha's argument (3 x 4).
-  n.fp32_other = t * (2.0 * bc + d + 12.0);
+  // per row the new max and its scaled value (2 x 4).
+  n.fp32_other = t * (2.0 * bc + d + 8.0);
   n.shuffles = t * 8.0;        // row max: xor 1, 2 for each of the four rows
   n.cvt = t * (bc / 2.0);      // P packed in pairs (cvt.rn.bf16x2.f32 / .f16x2)
   n.barriers = 1;              // tile t landed and stage t - 1 is free
