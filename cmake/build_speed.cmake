@@ -54,7 +54,9 @@ if(FLASHTUNE_UNITY)
           plot_accuracy.cpp
     GROUP plot_time_vs_n.cpp plot_heatmaps.cpp plot_roofline.cpp plot_bank_conflicts.cpp plot_pipes.cpp
           report.cpp plot_session.cpp)
-  flashtune_unity_groups(flashtune_tuner_host GROUP npy.cpp sample_stats.cpp sm_clock_reader.cpp config_select.cpp)
+  # Not sm_clock_reader.cpp: its class holds a type of its anonymous namespace, which gcc accepts
+  # in a main file only (-Wsubobject-linkage in a unit).
+  flashtune_unity_groups(flashtune_tuner_host GROUP npy.cpp sample_stats.cpp config_select.cpp)
   flashtune_unity_groups(flashtune_tune_core GROUP tune_plan.cpp tune_runner.cpp progress.cpp fake_backend.cpp tune_shard.cpp)
   flashtune_unity_groups(flashtune_profile
     GROUP profile.cpp profile_check.cpp output_file.cpp
