@@ -1,7 +1,5 @@
 #include "model/predict.h"
 
-#include "model/decode_model.h"
-
 #include <algorithm>
 #include <cmath>
 #include <initializer_list>

@@ -142,7 +142,7 @@ TEST(PredictCli, DtypeIsCheckedAndFiltersTheConfigs) {
 TEST(PredictCli, BadValuesAreNamed) {
   expect_error(predict("--gpu h200 --B 0 --N 128 --d 64 --all"), "B=0: must be >= 1");
   expect_error(predict("--gpu h200 --B 1 --N 128 --d 64 --variant fast --Br 64 --Bc 32"),
-               "unknown variant 'fast' (known: row_smem, row_reg, warp_groups, regtile_2d, mma_3xtf32, mma_1xtf32, mma16, wgmma16)");
+               "unknown variant 'fast' (known: row_smem, row_reg, warp_groups, regtile_2d, mma_3xtf32, mma_1xtf32, mma16, wgmma16, decode)");
   expect_error(predict("--gpu h200 --B 1 --N 128 --d 64"),
                "name a config (--config NAME, or --variant, --Br, --Bc [--layout]) or rank them all with --all");
   const std::string prof = profile_with("profile.json", {{"fp32_eff", 0.5}});
