@@ -141,6 +141,7 @@ const char* variant_colour(Variant v) {
     case Variant::MmaTf32x1: return "#56B4E9";
     case Variant::Mma16: return "#117733";  // the 16-bit family: dark green, apart from the TF32 pair
     case Variant::Wgmma16: return "#882255";  // the Hopper-native 16-bit family: wine
+    case Variant::Decode: return "#AA4499";   // split-KV decode: purple
   }
   return "#000000";
 }
