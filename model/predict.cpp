@@ -50,8 +50,8 @@ struct BlockWork {  // seconds of one mean block at the full SM rate, per SM-loc
 
 // Resident warps needed to keep a pipe busy: latency_warps for instruction pipes; a shared-memory
 // request holds the pipe for `wavefronts per request` clocks, so conflicted (or 16-byte) accesses
-// saturate it with proportionally fewer warps. A warp that owns several independent m16 row tiles
-// of a tensor-core kernel counts as that many (predict()).
+// saturate it with proportionally fewer warps. A tensor-core warp that owns two or more
+// independent m16 row tiles saturates its sub-partition alone (predict()).
 struct Saturation {
   double latency_warps, shared_warps, schedulers;
   double instr(double warps) const { return std::min(1.0, warps / latency_warps); }
@@ -209,17 +209,19 @@ Prediction predict(const Workload& w, const GeometryAnalysis& g, const GpuSpec& 
 
   // latency_warps is the resident warps whose independent instruction streams hide the pipes'
   // latency (the SIMT kernels' FFMA chains: ~2 warps per scheduler). A tensor-core warp that owns
-  // m independent m16 row tiles (rows_per_warp / 16: mma16's two, the TF32 kernels' one) runs m
-  // such streams, each with its own mma accumulators and softmax rows, so m times fewer warps hide
-  // the same latency. mma16 thus saturates its sub-partition with one warp per scheduler, as its
-  // tensor core does: on the H100 one warp per scheduler with four independent mma chains issued
-  // 2090 of the 2412 FLOP/clk/SM that 16 warps reach (docs/results/h100-mma-sync-peak-bf16.txt).
-  // Before: a lone 4-warp mma16 block was predicted 12-37% slow, and its second resident block
-  // ~2x faster where it ran 1.26x faster.
+  // two or more independent m16 row tiles (rows_per_warp >= 32: mma16) runs that many streams,
+  // each with its own mma accumulators and softmax rows, and keeps its sub-partition busy alone,
+  // as it keeps its tensor core busy: on the H100 one warp per scheduler with four independent
+  // mma chains issued 2090 of the 2412 FLOP/clk/SM that 16 warps reach
+  // (docs/results/h100-mma-sync-peak-bf16.txt). Before: a lone 4-warp mma16 block was predicted
+  // 12-37% slow, and its second resident block ~2x faster where it ran 1.26x faster. The TF32
+  // kernels' warps own one m16 tile (16 rows) and keep the SIMT rule: saturating them at one warp
+  // per scheduler too ranked lone mma_3xtf32 blocks first on one-entry grids where regtile_2d won
+  // by 20-40% (H100, g_n1024_b1_d128, g_n128_b1_d64).
   const bool tensor_core = n.mma > 0 || n.mma16 > 0;
-  const double row_tiles = tensor_core && g.rows_per_warp >= 16 ? g.rows_per_warp / 16.0 : 1.0;
+  const bool independent_row_tiles = tensor_core && g.rows_per_warp >= 32;
   const double schedulers = double(gpu.warp_schedulers_per_sm);
-  Saturation sat{c.latency_warps / row_tiles, c.shared_latency_warps, schedulers};
+  Saturation sat{independent_row_tiles ? schedulers : c.latency_warps, c.shared_latency_warps, schedulers};
   if (n.shared_pipe_wavefronts > 0)
     sat.shared_warps = std::max(1.0, c.shared_latency_warps * n.shared_pipe_requests / n.shared_pipe_wavefronts);
 
