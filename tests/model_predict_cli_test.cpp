@@ -157,8 +157,10 @@ TEST(PredictCli, AllRanksEveryCompiledConfigOfTheHeadDimension) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto j = nlohmann::json::parse(r.output);
   std::size_t expected = 0;  // the default precision fp32 ranks the fp32-accurate configs only
+  // (decode configs serve N <= 64 only: not this workload)
   for (const TileConfig& c : compiled_configs())
-    expected += c.d == some_config().d && c.dtype == DType::Fp32 && variant_precision(c.variant) == Precision::Fp32;
+    expected += c.d == some_config().d && c.dtype == DType::Fp32 && variant_precision(c.variant) == Precision::Fp32 &&
+                c.variant != Variant::Decode;
   EXPECT_EQ(j["results"].size() + j["refused"].size(), expected);
   double last = 0;
   for (const auto& row : j["results"]) {
