@@ -116,8 +116,9 @@ TEST(CompiledInstructionTable, ShippedTableMatchesTheInstructionCounter) {
   EXPECT_EQ(shipped_compiled_instruction_table().configs.size(), 171u);  // 149 fp32 + 22 bf16 mma16 (fp16 by the share)
   // Every fp32 config; the 16-bit family's rows come from the H100 bf16 profile's instruction
   // counter (its fp16 configs, unmeasured, take the mma16 variant share).
+  // decode is modelled on its own (model/decode_model.h) and has no row.
   for (const TileConfig& c : compiled_tile_configs())
-    if (c.dtype == DType::Fp32)
+    if (c.dtype == DType::Fp32 && c.variant != Variant::Decode)
       EXPECT_EQ(shipped_compiled_instruction_table().configs.count(c.name()), 1u) << c.name();
   const plots::PlotProfile profile = plots::load_plot_profile(FLASHTUNE_INSTRUCTION_PROFILE);
   const std::vector<CounterObservation> obs = plots::counter_observations(profile);
