@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kernels/attention_params.cuh"
+#include "kernels/launch_params.cuh"
 #include "kernels/instances/instances.h"
 #include "kernels/registry.h"
 #include "kernels/support_checks.h"
@@ -21,11 +22,6 @@
 namespace flashtune::kernels {
 
 using KernelFn = void (*)(AttentionParams);
-
-// check_tensors() has bounded the row stride by INT_MAX.
-inline DeviceStrides device_strides(const OperandStrides& s) {
-  return {s.batch, s.head, static_cast<int>(s.row)};
-}
 
 // Whether a variant's traits Tile is templated on the whole config (dtype, stages, q_smem too).
 template <class Traits>
@@ -73,28 +69,7 @@ class TiledKernelInstance final : public KernelInstance {
                                Tile::kSmemBytes);
       if (e != cudaSuccess) return e;
     }
-    const AttentionStrides& st = t.strides;
-    // The params carry float pointers; a 16-bit kernel reinterprets them as its element type.
-    AttentionParams p{static_cast<const float*>(t.q),
-                      static_cast<const float*>(t.k),
-                      static_cast<const float*>(t.v),
-                      static_cast<float*>(t.o),
-                      device_strides(st.q),
-                      device_strides(st.k),
-                      device_strides(st.v),
-                      device_strides(st.o),
-                      static_cast<int>(st.heads),
-                      w.B,
-                      static_cast<int>(w.N),
-                      static_cast<int>(w.keys()),
-                      static_cast<int>(w.causal_offset()),
-                      w.kv_group,
-                      traits::fast_divisor(static_cast<unsigned>(w.kv_group)).magic,
-                      traits::fast_divisor(static_cast<unsigned>(w.kv_group)).shift,
-                      shape.q_tiles,
-                      static_cast<int>(shape.order),
-                      w.causal ? 1 : 0,
-                      w.effective_scale() * 1.4426950408889634f};
+    AttentionParams p = attention_params(t, w, shape);
     void* args[] = {&p};
     return cudaLaunchKernel(reinterpret_cast<const void*>(fn_), shape.grid, dim3(Tile::kThreads), args,
                             static_cast<std::size_t>(Tile::kSmemBytes), stream);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernels/instances/instances.h"
+#include "kernels/launch_params.cuh"
 #include "kernels/registry.h"
 #include "kernels/support_checks.h"
 #include "kernels/tensor_map.h"
@@ -60,27 +61,7 @@ class Wgmma16Instance final : public KernelInstance {
     if (const cudaError_t e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, Tile::kSmemBytes);
         e != cudaSuccess)
       return e;
-    const AttentionStrides& st = t.strides;
-    params.p = AttentionParams{static_cast<const float*>(t.q),
-                               static_cast<const float*>(t.k),
-                               static_cast<const float*>(t.v),
-                               static_cast<float*>(t.o),
-                               device_strides(st.q),
-                               device_strides(st.k),
-                               device_strides(st.v),
-                               device_strides(st.o),
-                               static_cast<int>(st.heads),
-                               w.B,
-                               static_cast<int>(w.N),
-                               static_cast<int>(w.keys()),
-                               static_cast<int>(w.causal_offset()),
-                               w.kv_group,
-                               traits::fast_divisor(static_cast<unsigned>(w.kv_group)).magic,
-                               traits::fast_divisor(static_cast<unsigned>(w.kv_group)).shift,
-                               shape.q_tiles,
-                               static_cast<int>(shape.order),
-                               w.causal ? 1 : 0,
-                               w.effective_scale() * 1.4426950408889634f};
+    params.p = attention_params(t, w, shape);
     void* args[] = {&params};
     return cudaLaunchKernel(fn, shape.grid, dim3(Tile::kThreads), args, static_cast<std::size_t>(Tile::kSmemBytes),
                             stream);
@@ -102,8 +83,6 @@ class Wgmma16Instance final : public KernelInstance {
   }
 
  private:
-  static DeviceStrides device_strides(const OperandStrides& s) { return {s.batch, s.head, static_cast<int>(s.row)}; }
-
   // Q and O in boxes of one consumer's 64 rows, K and V in boxes of Bc rows.
   static Support encode_maps(WgmmaParams& params, const AttentionTensors& t, const Workload& w) {
     if (Support s = check_tensors(t, w); !s) return s;
