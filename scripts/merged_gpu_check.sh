@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# One device call over the whole tree: the full kernel set built with the Python module and ptxas
+# verbose (spills counted), the whole ctest for real (GPU and Python tests included), the bf16 SDPA
+# comparison over every compiled family (mma16 and wgmma16), and the decode anchors beside SDPA.
+# Results in $OUT (8 files at most): summary.txt, build.log.gz, ctest.log, sdpa-bf16.{json,md},
+# decode-bf16.{json,md}. Usage: OUT=dir bash scripts/merged_gpu_check.sh [--no-sdpa] [--no-decode]
+set -uo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+OUT="${OUT:-$root/device-out}"; mkdir -p "$OUT"
+b="${BUILD:-/tmp/flashtune-merged}"
+summary="$OUT/summary.txt"
+say() { echo "$*" | tee -a "$summary"; }
+start=$(date +%s)
+since() { echo "$(( $(date +%s) - start )) s"; }
+gpu="$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"
+say "== $(nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader) commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null) =="
+py="$(command -v python3)"
+{ cmake -S "$root" -B "$b" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+    -DFLASHTUNE_PTXAS_VERBOSE=ON -DPython3_EXECUTABLE="$py" &&
+  cmake --build "$b" -j"$(nproc)"; } > "$OUT/build.log" 2>&1
+rc=$?
+say "build rc=$rc ($(since)); ptxas nonzero spill lines: $(grep -cE '[1-9][0-9]* bytes spill (stores|loads)' "$OUT/build.log")"
+if [ $rc -ne 0 ]; then grep -E "error" "$OUT/build.log" | head -30 | tee -a "$summary"; gzip "$OUT/build.log"; exit 2; fi
+(cd "$b" && timeout "${CTEST_TIMEOUT:-260}" ctest -j8 --timeout 200 --output-on-failure > "$OUT/ctest.log" 2>&1)
+say "ctest rc=$? ($(since)): $(grep -E 'tests passed|tests failed' "$OUT/ctest.log" | tail -1)"
+say "skipped on the GPU machine: $(grep -c '(Skipped)' "$OUT/ctest.log")"
+grep -A40 'The following tests FAILED' "$OUT/ctest.log" | head -40 | tee -a "$summary"
+if [[ " $* " != *" --no-sdpa "* ]]; then
+  (cd "$root" && PYTHONPATH="$b/python" PYTHONUNBUFFERED=1 timeout "${SDPA_TIMEOUT:-200}" "$py" benchmarks/sdpa_compare.py \
+     --flashtune "$b/app/flashtune" --dtype bf16 --time-cap 0.15 --mma-peak-tflops "${MMA_PEAK:-643}" \
+     --out "$OUT/sdpa-bf16.json" > "$OUT/sdpa-bf16.md" 2>&1)
+  say "sdpa bf16 rc=$? ($(since))"; grep -E "^\| |speed vs|error within" "$OUT/sdpa-bf16.md" | tail -16 | tee -a "$summary"
+fi
+if [[ " $* " != *" --no-decode "* ]] && [ -x "$b/benchmarks/decode_bench" ]; then
+  (cd "$root" && timeout "${DECODE_TIMEOUT:-120}" "$py" benchmarks/decode_compare.py --bench "$b/benchmarks/decode_bench" \
+     --dtype bf16 --anchors-only --out "$OUT/decode-bf16.json" > "$OUT/decode-bf16.md" 2>> "$summary")
+  say "decode bf16 rc=$? ($(since))"; tee -a "$summary" < "$OUT/decode-bf16.md"
+fi
+gzip -f "$OUT/build.log"
+say "gpu: $gpu; total $(since)"
