@@ -27,21 +27,20 @@ constexpr long long kTmaStrideLimitBytes = 1LL << 40;
 
 }  // namespace
 
-Support encode_operand_map(CUtensorMap& map, const char* name, const void* ptr, const OperandStrides& s, long long heads,
-                           const Workload& w, int box_rows) {
+Support encode_operand_map(CUtensorMap& map, const char* name, const void* ptr, const OperandStrides& s, long long batches,
+                           long long heads, long long rows, const Workload& w, int box_rows) {
   using std::to_string;
   const std::string op = name;
   const long long e = w.element_bytes();
   if (e != 2) return Support::no(op + ": the TMA kernels take 16-bit elements, not " + dtype_name(w.dtype));
   if (reinterpret_cast<std::uintptr_t>(ptr) % 16 != 0) return Support::no(op + " is not 16-byte aligned (TMA)");
-  const long long batches = w.B / heads;
   // A stride that never multiplies a non-zero index is replaced by a harmless one (TMA checks it
   // all the same).
   const struct {
     const char* what;
     long long elements;
     bool used;
-  } strides[] = {{"row", s.row, w.N > 1}, {"head", s.head, heads > 1}, {"batch", s.batch, batches > 1}};
+  } strides[] = {{"row", s.row, rows > 1}, {"head", s.head, heads > 1}, {"batch", s.batch, batches > 1}};
   cuuint64_t bytes[3];
   for (int i = 0; i < 3; ++i) {
     const long long b = strides[i].used ? strides[i].elements * e : 16;
@@ -52,7 +51,7 @@ Support encode_operand_map(CUtensorMap& map, const char* name, const void* ptr, 
   }
   const PFN_cuTensorMapEncodeTiled_v12000 encode = encoder();
   if (!encode) return Support::no("cuTensorMapEncodeTiled is not available from the CUDA driver (TMA needs CUDA 12+)");
-  const cuuint64_t dims[4] = {static_cast<cuuint64_t>(w.d), static_cast<cuuint64_t>(w.N),
+  const cuuint64_t dims[4] = {static_cast<cuuint64_t>(w.d), static_cast<cuuint64_t>(rows),
                               static_cast<cuuint64_t>(heads), static_cast<cuuint64_t>(batches)};
   const cuuint32_t box[4] = {64, static_cast<cuuint32_t>(box_rows), 1, 1};
   const cuuint32_t elem_strides[4] = {1, 1, 1, 1};
@@ -62,7 +61,7 @@ Support encode_operand_map(CUtensorMap& map, const char* name, const void* ptr, 
                             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS)
     return Support::no(op + ": cuTensorMapEncodeTiled refused the operand (CUresult " + to_string(static_cast<int>(r)) +
-                       "; d=" + to_string(w.d) + ", N=" + to_string(w.N) + ", strides " + to_string(s.batch) + "/" +
+                       "; d=" + to_string(w.d) + ", rows=" + to_string(rows) + ", strides " + to_string(s.batch) + "/" +
                        to_string(s.head) + "/" + to_string(s.row) + ")");
   return Support::yes();
 }

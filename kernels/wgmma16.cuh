@@ -95,6 +95,9 @@ __global__ void __launch_bounds__(traits::Wgmma16::Tile<D, BR, BC, L, DT, STAGES
   const int q_tile = p.causal ? p.q_tiles - 1 - coords.q_tile : coords.q_tile;
   const Entry entry = entry_of(p, coords.batch);
   const int head = static_cast<int>(entry.h), batch = static_cast<int>(entry.b);
+  // The K/V head of a grouped query head (h / kv_group by multiply-high and shift, as Entry).
+  const int kv_head = p.kv_group == 1 ? head
+                                      : static_cast<int>((__umulhi(entry.h, p.kv_group_magic) + entry.h) >> p.kv_group_shift);
   const int q0 = q_tile * BR;
   const int kv_tiles = kv_tile_count<BR, BC>(p, q_tile);
   const uint32_t q_smem = sbase + R::q_base(kC), qbar = sbase + R::q_barrier(kC);
@@ -136,8 +139,8 @@ __global__ void __launch_bounds__(traits::Wgmma16::Tile<D, BR, BC, L, DT, STAGES
         const uint32_t k_smem = sbase + R::k_base(kC, stage), v_smem = sbase + R::v_base(kC, stage);
 #pragma unroll
         for (int b = 0; b < kBlocks; ++b) {
-          hp::tma_load_4d(k_smem + b * R::block_bytes(BC), &P.k, full(stage), b * R::kBlockColumns, t * BC, head, batch);
-          hp::tma_load_4d(v_smem + b * R::block_bytes(BC), &P.v, full(stage), b * R::kBlockColumns, t * BC, head, batch);
+          hp::tma_load_4d(k_smem + b * R::block_bytes(BC), &P.k, full(stage), b * R::kBlockColumns, t * BC, kv_head, batch);
+          hp::tma_load_4d(v_smem + b * R::block_bytes(BC), &P.v, full(stage), b * R::kBlockColumns, t * BC, kv_head, batch);
         }
         if (++stage == STAGES) {
           stage = 0;
@@ -169,8 +172,9 @@ __global__ void __launch_bounds__(traits::Wgmma16::Tile<D, BR, BC, L, DT, STAGES
   for (int t = 0; t < kv_tiles; ++t) {
     hp::mbarrier_wait(full(stage), phase);
     const int kv0 = t * BC;
-    // Under causal, a tile whose first key is after this warpgroup's last row is all masked.
-    if (!(p.causal && kv0 > row_first + kRows - 1)) {
+    // Under causal, a tile whose first key is after this warpgroup's last row's last visible key
+    // (row + causal_offset, bottom-right aligned) is all masked.
+    if (!(p.causal && kv0 > row_first + kRows - 1 + p.causal_offset)) {
       // S = Q K^T (unscaled, fp32): d / 16 wgmma, the first overwriting S.
       const uint32_t k_smem = sbase + R::k_base(kC, stage);
       float s[R::s_registers(BC)];
@@ -186,8 +190,9 @@ __global__ void __launch_bounds__(traits::Wgmma16::Tile<D, BR, BC, L, DT, STAGES
       hp::wgmma_wait<0>();
       wd::fence_registers(s);
 
-      // Keys past N, and keys after the row where the tile crosses this warpgroup's diagonal.
-      if (kv0 + BC > p.N || (p.causal && kv0 + BC - 1 > row_first)) {
+      // Keys past kv_len, and keys after the row's last visible one where the tile crosses this
+      // warpgroup's diagonal.
+      if (kv0 + BC > p.kv_len || (p.causal && kv0 + BC - 1 > row_first + p.causal_offset)) {
 #pragma unroll
         for (int j = 0; j < BC / 8; ++j)
 #pragma unroll

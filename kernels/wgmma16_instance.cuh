@@ -33,10 +33,6 @@ class Wgmma16Instance final : public KernelInstance {
     if (cc < kWgmmaMinComputeCapability)
       return Support::no(std::string(variant_name(Traits::kVariant)) + " needs an sm_90a GPU (wgmma, TMA): " + dev.name +
                          " is compute capability " + std::to_string(dev.cc_major) + "." + std::to_string(dev.cc_minor));
-    if (!w.self_attention())
-      return Support::no(std::string(variant_name(Traits::kVariant)) +
-                         " serves self-attention only (kv_len = N, kv_group 1): N=" + std::to_string(w.N) +
-                         " kv_len=" + std::to_string(w.keys()) + " kv_group=" + std::to_string(w.kv_group));
     return check_support(config_, Tile::kThreads, Tile::kSmemBytes, BR, Traits::kCausalHeavyFirst, w, dev);
   }
 
@@ -48,7 +44,7 @@ class Wgmma16Instance final : public KernelInstance {
   using KernelInstance::launch;
 
   cudaError_t launch(const AttentionTensors& t, const Workload& w, cudaStream_t stream) const override {
-    if (w.d != D || w.dtype != config_.dtype || w.B < 1 || w.N < 1 || w.N > INT_MAX || !w.self_attention() ||
+    if (w.d != D || w.dtype != config_.dtype || w.B < 1 || w.N < 1 || w.N > INT_MAX || w.keys() > INT_MAX ||
         !check_tensors(t, w))
       return cudaErrorInvalidValue;
     const LaunchShape shape = launch_shape(w, BR, Traits::kCausalHeavyFirst);
@@ -83,14 +79,19 @@ class Wgmma16Instance final : public KernelInstance {
   }
 
  private:
-  // Q and O in boxes of one consumer's 64 rows, K and V in boxes of Bc rows.
+  // Q and O in boxes of one consumer's 64 rows over [batch, Hq, N, d]; K and V in boxes of Bc rows
+  // over [batch, Hkv, keys, d] (grouped heads read in place: the kernel maps query head h to h /
+  // kv_group).
   static Support encode_maps(WgmmaParams& params, const AttentionTensors& t, const Workload& w) {
     if (Support s = check_tensors(t, w); !s) return s;
-    const long long heads = t.strides.heads;
-    if (Support s = encode_operand_map(params.q, "q", t.q, t.strides.q, heads, w, Traits::kQBoxRows); !s) return s;
-    if (Support s = encode_operand_map(params.k, "k", t.k, t.strides.k, heads, w, BC); !s) return s;
-    if (Support s = encode_operand_map(params.v, "v", t.v, t.strides.v, heads, w, BC); !s) return s;
-    return encode_operand_map(params.o, "o", t.o, t.strides.o, heads, w, Traits::kQBoxRows);
+    const long long heads = t.strides.heads, batches = w.B / heads, kv_heads = heads / w.kv_group;
+    if (Support s = encode_operand_map(params.q, "q", t.q, t.strides.q, batches, heads, w.N, w, Traits::kQBoxRows); !s)
+      return s;
+    if (Support s = encode_operand_map(params.k, "k", t.k, t.strides.k, batches, kv_heads, w.keys(), w, BC); !s)
+      return s;
+    if (Support s = encode_operand_map(params.v, "v", t.v, t.strides.v, batches, kv_heads, w.keys(), w, BC); !s)
+      return s;
+    return encode_operand_map(params.o, "o", t.o, t.strides.o, batches, heads, w.N, w, Traits::kQBoxRows);
   }
 
   TileConfig config_ = Tile::kConfig;

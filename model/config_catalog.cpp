@@ -18,10 +18,6 @@ std::optional<std::string> config_rejection(const TileConfig& c, const Workload&
   if (c.variant == Variant::Decode && w.N > kDecodeMaxQueryRows)
     return "config " + c.name() + " is a decode config: it serves N <= " + std::to_string(kDecodeMaxQueryRows) +
            " query rows, the workload has N=" + std::to_string(w.N);
-  if (c.variant == Variant::Wgmma16 && !w.self_attention())
-    return "config " + c.name() + " serves self-attention only (kv_len = N, kv_group 1; its TMA maps address K and V "
-           "like Q): the workload has N=" + std::to_string(w.N) + " kv_len=" + std::to_string(w.keys()) +
-           " kv_group=" + std::to_string(w.kv_group);
   return std::nullopt;
 }
 

@@ -16,6 +16,8 @@
 //                                   from shared memory as stored, MN-major (d contiguous: the
 //                                   transpose bit of the instruction), Bc / 16 wgmma;
 //                      then release the stage (one mbarrier arrive per warp).
+//   Keys run to kv_len (a KV cache: Nq != Nkv) and K/V head h / kv_group serves query head h
+//   (grouped heads), both through the K and V tensor maps' own extents; causal is bottom-right.
 //   The epilogue divides by l, rounds O to the dtype into the warpgroup's own rows of the Q tile
 //   (Q is no longer read) and stores them with one TMA copy per 64 columns (rows past N clipped).
 // Not yet (later steps of issue 25): ping-pong between the consumer warpgroups, softmax overlapped
