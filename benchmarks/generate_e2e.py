@@ -21,7 +21,8 @@ Attention through:
 Reported per (model, prompt): prefill time, decode tokens per second (median over --reps runs of
 --gen tokens; CUDA events), the attention calls alone on the same shapes (their share of the
 step), and the speed-up Amdahl's law predicts from the attention times and share beside the one
-measured; the logits of flashtune's run against SDPA's (relative L2, last step).
+measured; the logits of flashtune's run against SDPA's (relative L2, last step) on the same
+tokens (SDPA's greedy choices are fed to flashtune's runs).
 
 Usage: PYTHONPATH=build/python python3 benchmarks/generate_e2e.py [--model gqa gpt2] [--prompt 512 4096]
        [--gen 64] [--batch 1] [--reps 3] [--dtype bf16] [--json out.json]
@@ -155,20 +156,25 @@ def attention_ms(cfg, batch, nq, nkv, dtype, max_len, attend, backend):
     return cuda_ms(lambda: attend(q, k, v, backend), 20)
 
 
-def generate(model, prompt, gen, attend, backend):
-    """Prefill then `gen` greedy decode steps; returns (prefill ms, decode ms, last logits)."""
+def generate(model, prompt, gen, attend, backend, forced=None):
+    """Prefill then `gen` greedy decode steps; returns (prefill ms, decode ms, last logits, the
+    tokens fed). forced: feed these tokens (another run's) instead of this run's argmax, so that
+    two runs' logits compare on the same sequence: with random weights the logits are nearly flat
+    and one argmax flipped by rounding makes the sequences, and every later logit, differ."""
     tokens = torch.randint(0, model.cfg["vocab"], (model.batch, prompt), device="cuda",
                            generator=torch.Generator(device="cuda").manual_seed(2))
+    fed = []
     start, mid, end = (torch.cuda.Event(enable_timing=True) for _ in range(3))
     start.record()
     logits = model.step(tokens, 0, attend, backend)
     mid.record()
     for t in range(gen):
-        nxt = logits.argmax(dim=-1, keepdim=True)
+        nxt = forced[t] if forced is not None else logits.argmax(dim=-1, keepdim=True)
+        fed.append(nxt)
         logits = model.step(nxt, prompt + t, attend, backend)
     end.record()
     end.synchronize()
-    return start.elapsed_time(mid), mid.elapsed_time(end), logits.float()
+    return start.elapsed_time(mid), mid.elapsed_time(end), logits.float(), fed
 
 
 def run_case(name, cfg, prompt, gen, batch, dtype, reps):
@@ -182,9 +188,11 @@ def run_case(name, cfg, prompt, gen, batch, dtype, reps):
         return attend_sdpa(q, k, v, pre_backend if q.shape[2] > 1 else dec_backend)
 
     runs = {}
-    for impl, attend in (("flashtune", attend_flashtune), ("sdpa", sdpa_attend)):
+    forced = None  # SDPA's tokens, fed to flashtune's runs (see generate)
+    for impl, attend in (("sdpa", sdpa_attend), ("flashtune", attend_flashtune)):
         generate(model, prompt, min(gen, 4), attend, None)  # warm-up: dispatcher caches, allocator
-        rows = [generate(model, prompt, gen, attend, None) for _ in range(reps)]
+        rows = [generate(model, prompt, gen, attend, None, forced) for _ in range(reps)]
+        forced = forced or rows[-1][3]
         runs[impl] = dict(prefill_ms=statistics.median(r[0] for r in rows),
                           decode_ms=statistics.median(r[1] for r in rows), logits=rows[-1][2])
     layers = cfg["layers"]
