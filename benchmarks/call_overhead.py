@@ -45,6 +45,41 @@ def timed(fn):
     return dict(issue_us=issue, gpu_us=start.elapsed_time(end) / CALLS * 1e3)
 
 
+def in_sequence(attend, x, w, layers=8, reps=30):
+    """ms per pass of `layers` x (a one-token projection, then attention): the attention call
+    inside a queue of other GPU work, as in a decode step, where a call that makes the host wait
+    for the GPU costs the whole queue's time and a call that does not costs its own."""
+    def one():
+        for _ in range(layers):
+            x2 = x @ w
+            attend()
+        return x2
+    for _ in range(3):
+        one()
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(reps):
+        one()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end) / reps
+
+
+def runtime_calls(fn, calls=20):
+    """The CUDA runtime and driver calls of `calls` calls of fn (torch.profiler), counted by name:
+    a synchronizing call (cudaStreamSynchronize, cudaDeviceSynchronize, a blocking copy) shows."""
+    from torch.profiler import ProfilerActivity, profile
+    fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        for _ in range(calls):
+            fn()
+        torch.cuda.synchronize()
+    return {e.key: dict(count=e.count, cpu_us=round(e.cpu_time_total, 1))
+            for e in prof.key_averages() if e.key.startswith(("cuda", "cu")) and e.count}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--json")
@@ -87,6 +122,22 @@ def main():
             if best is None or r["gpu_us"] < best["gpu_us"]:
                 best = r
         row["sdpa_best"] = best
+        x = torch.randn(1, 2048, device="cuda").bfloat16()
+        wt = torch.randn(2048, 2048, device="cuda").bfloat16()
+        row["sequence_ms"] = dict(
+            none=in_sequence(lambda: None, x, wt),
+            flashtune=in_sequence(lambda: flashtune.attention(q, k, v, causal=causal), x, wt),
+            sdpa=in_sequence(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=nq == nkv, enable_gqa=hkv != hq),
+                             x, wt))
+        others = [c for c in flashtune.configs(dtype="bf16") if f"/d{d}/" in c and c != config]
+        for other in [c for c in others if c.split("/")[0] != config.split("/")[0]][:3]:
+            try:
+                flashtune.attention(q, k, v, causal=causal, config=other)
+            except ValueError:
+                continue
+            row["sequence_ms"][other] = in_sequence(lambda: flashtune.attention(q, k, v, causal=causal, config=other),
+                                                    x, wt)
+        row["runtime_calls"] = runtime_calls(lambda: flashtune.attention(q, k, v, causal=causal))
         prof = cProfile.Profile()
         prof.enable()
         for _ in range(CALLS):
@@ -98,7 +149,8 @@ def main():
         row["profile"] = s.getvalue()
         rows.append(row)
         print(f"## {name}: {config}")
-        for key in ("flashtune", "flashtune_out_given", "flashtune_named", "extension_only", "stream_lookup", "sdpa_best"):
+        for key in ("flashtune", "flashtune_out_given", "flashtune_named", "extension_only", "stream_lookup", "sdpa_best",
+                    "sequence_ms", "runtime_calls"):
             print(f"  {key:22s} {row[key]}")
         print(row["profile"])
     if args.json:
