@@ -177,6 +177,25 @@ def generate(model, prompt, gen, attend, backend, forced=None):
     return start.elapsed_time(mid), mid.elapsed_time(end), logits.float(), fed
 
 
+PROFILE_STEPS = False  # --profile-steps
+
+
+def profile_step(model, prompt, attend, label):
+    """torch.profiler over one prefill and two decode steps: the runtime calls and the host and GPU
+    time by operator, to see where a step's time goes beside its attention time."""
+    from torch.profiler import ProfilerActivity, profile
+    tokens = torch.randint(0, model.cfg["vocab"], (model.batch, prompt), device="cuda")
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        logits = model.step(tokens, 0, attend, None)
+        for t in range(2):
+            logits = model.step(logits.argmax(dim=-1, keepdim=True), prompt + t, attend, None)
+        torch.cuda.synchronize()
+    print(f"### profile: {label}", file=sys.stderr)
+    print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=14), file=sys.stderr)
+    print(prof.key_averages().table(sort_by="self_cuda_time_total", row_limit=8), file=sys.stderr)
+
+
 def run_case(name, cfg, prompt, gen, batch, dtype, reps):
     max_len = prompt + gen
     model = Decoder(cfg, max_len, batch, dtype)
@@ -189,24 +208,38 @@ def run_case(name, cfg, prompt, gen, batch, dtype, reps):
 
     runs = {}
     forced = None  # SDPA's tokens, fed to flashtune's runs (see generate)
-    for impl, attend in (("sdpa", sdpa_attend), ("flashtune", attend_flashtune)):
-        generate(model, prompt, min(gen, 4), attend, None)  # warm-up: dispatcher caches, allocator
+    impls = (("sdpa", sdpa_attend), ("flashtune", attend_flashtune))
+    # Warm-up of both before either is timed: the first full run of a process pays one-time costs
+    # (library handles, kernel loading, allocator growth), which made whichever ran first look
+    # 1.3-1.6x slower on the H100.
+    for _, attend in impls:
+        generate(model, prompt, gen, attend, None)
+    for impl, attend in impls:
         rows = [generate(model, prompt, gen, attend, None, forced) for _ in range(reps)]
         forced = forced or rows[-1][3]
         runs[impl] = dict(prefill_ms=statistics.median(r[0] for r in rows),
                           decode_ms=statistics.median(r[1] for r in rows), logits=rows[-1][2])
+    # The rounding noise of bf16 through the whole model, for scale: another SDPA back end (MATH
+    # computes in the dtype with other summation orders) on the same tokens.
+    peer = generate(model, prompt, gen, lambda q, k, v, _: attend_sdpa(q, k, v, "math"), None, forced)[2]
     layers = cfg["layers"]
     attn = {
         "flashtune": dict(prefill_ms=layers * attention_ms(cfg, batch, prompt, prompt, dtype, max_len, attend_flashtune, None),
                           decode_ms=layers * attention_ms(cfg, batch, 1, decode_nkv, dtype, max_len, attend_flashtune, None)),
         "sdpa": dict(prefill_ms=layers * pre_times[pre_backend], decode_ms=layers * dec_times[dec_backend]),
     }
+    if PROFILE_STEPS:
+        for impl, attend in (("sdpa", sdpa_attend), ("flashtune", attend_flashtune)):
+            profile_step(model, prompt, attend, f"{name} {prompt} {impl}")
     f, s = runs["flashtune"], runs["sdpa"]
     decode_step_sdpa = s["decode_ms"] / gen
     share = min(1.0, attn["sdpa"]["decode_ms"] / decode_step_sdpa)
     attn_speedup = attn["sdpa"]["decode_ms"] / attn["flashtune"]["decode_ms"]
     amdahl = 1.0 / ((1.0 - share) + share / attn_speedup)
-    rel = (torch.linalg.vector_norm(f["logits"] - s["logits"]) / torch.linalg.vector_norm(s["logits"])).item()
+    def rel_l2(a, b):
+        return (torch.linalg.vector_norm(a - b) / torch.linalg.vector_norm(b)).item()
+    rel = rel_l2(f["logits"], s["logits"])
+    rel_peer = rel_l2(peer, s["logits"])
     return dict(model=name, prompt=prompt, gen=gen, batch=batch, dtype=str(dtype).replace("torch.", ""),
                 heads=cfg["heads"], kv_heads=cfg["kv_heads"], head_dim=cfg["head_dim"], layers=layers,
                 sdpa_prefill_backend=pre_backend, sdpa_decode_backend=dec_backend,
@@ -217,7 +250,7 @@ def run_case(name, cfg, prompt, gen, batch, dtype, reps):
                           tokens_per_s=batch * gen / (s["decode_ms"] / 1e3)),
                 attention_ms=attn, decode_attention_share_sdpa=share, decode_attention_speedup=attn_speedup,
                 decode_speedup_amdahl=amdahl, decode_speedup_measured=s["decode_ms"] / f["decode_ms"],
-                logits_rel_l2=rel)
+                logits_rel_l2=rel, logits_rel_l2_sdpa_math=rel_peer)
 
 
 def main():
@@ -229,7 +262,11 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--dtype", default="bf16", choices=sorted(DTYPES))
     ap.add_argument("--json", help="write the rows here")
+    ap.add_argument("--profile-steps", action="store_true",
+                    help="print torch.profiler tables of one prefill and two decode steps per run to stderr")
     a = ap.parse_args()
+    global PROFILE_STEPS
+    PROFILE_STEPS = a.profile_steps
     for n in a.prompt + [a.gen, a.batch, a.reps]:
         if n < 1:
             sys.exit(f"generate_e2e: every count must be >= 1 (got {n})")
@@ -238,8 +275,9 @@ def main():
     print(f"# {torch.cuda.get_device_name()}, torch {torch.__version__}, {a.dtype}, batch {a.batch}, {a.gen} tokens, "
           f"median of {a.reps}")
     print("| model | prompt | prefill ms flashtune / sdpa | decode tok/s flashtune / sdpa | measured | Amdahl "
-          "| attention share (sdpa) | attention speed-up | SDPA back ends (prefill, decode) | logits rel L2 |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+          "| attention share (sdpa) | attention speed-up | SDPA back ends (prefill, decode) | logits rel L2 "
+          "| SDPA MATH's rel L2 |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     rows = []
     for name in a.model:
         for prompt in a.prompt:
@@ -249,7 +287,8 @@ def main():
             print(f"| {name} | {prompt} | {f['prefill_ms']:.2f} / {s['prefill_ms']:.2f} | {f['tokens_per_s']:.0f} / "
                   f"{s['tokens_per_s']:.0f} | {r['decode_speedup_measured']:.3f}x | {r['decode_speedup_amdahl']:.3f}x "
                   f"| {100 * r['decode_attention_share_sdpa']:.1f}% | {r['decode_attention_speedup']:.2f}x "
-                  f"| {r['sdpa_prefill_backend']}, {r['sdpa_decode_backend']} | {r['logits_rel_l2']:.1e} |", flush=True)
+                  f"| {r['sdpa_prefill_backend']}, {r['sdpa_decode_backend']} | {r['logits_rel_l2']:.1e} "
+                  f"| {r['logits_rel_l2_sdpa_math']:.1e} |", flush=True)
     if a.json:
         with open(a.json, "w") as fh:
             json.dump(dict(device=torch.cuda.get_device_name(), torch=torch.__version__, rows=rows), fh, indent=1)
