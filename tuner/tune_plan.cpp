@@ -20,9 +20,11 @@ TuneStrategy parse_strategy(const std::string& name) {
 const char* strategy_name(TuneStrategy s) { return s == TuneStrategy::Model ? "model" : "exhaustive"; }
 
 std::vector<TileConfig> configs_for(const Workload& w, const std::vector<TileConfig>& configs) {
+  // The workload's d and dtype, less what the config's own shape rule refuses (a decode config for
+  // N > 64 query rows): measuring it would only record the same refusal in every profile.
   std::vector<TileConfig> out;
   for (const TileConfig& c : configs)
-    if (c.d == w.d && c.dtype == w.dtype) out.push_back(c);
+    if (c.d == w.d && c.dtype == w.dtype && !model::config_rejection(c, w)) out.push_back(c);
   return out;
 }
 

@@ -61,7 +61,8 @@ TunePlan make_plan(const std::vector<NamedWorkload>& workloads, const std::vecto
 // the data folder has none.
 std::optional<model::GpuSpec> tune_spec(const std::string& spec_name);
 
-// The configs of `configs` a workload could use (same d), in order.
+// The configs of `configs` a workload could use (same d and dtype, not refused by
+// model::config_rejection), in order.
 std::vector<TileConfig> configs_for(const Workload& w, const std::vector<TileConfig>& configs);
 
 // The plan's pairs a profile lacks, and its pairs the plan does not have ("workload config" each).
