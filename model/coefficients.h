@@ -91,6 +91,12 @@ struct Coefficients {
   // (0.41 when the tensor pipe overlapped like the others; the measured mma.sync peak is 0.59 of
   // the spec's rate). No effect on SIMT kernels (no tensor term).
   double phase_overlap_exponent = 2.0;
+  // Fraction of the spec's dense tensor rate (its wgmma rate) that wgmma.mma_async sustains in a
+  // warp-specialized kernel (wgmma16, model/async_pipeline.h): cuBLAS's bf16 8192^3 product, all
+  // wgmma, runs 780 of the H100's 132 x 4096 x 1.83 GHz = 989 TFLOP/s (../shared/anchors: 0.79).
+  // Apart from tensor_efficiency, which holds what mma.sync loses on Hopper (0.45-0.6). Not fitted
+  // by default (docs/fit.md): a fit without wgmma measurements cannot see it.
+  double wgmma_efficiency = 0.79;
 };
 
 struct CoefficientInfo {
@@ -100,7 +106,7 @@ struct CoefficientInfo {
 };
 
 // Name <-> member table for profile I/O and, later, fitting (stable order).
-inline constexpr std::array<CoefficientInfo, 18> coefficient_table() {
+inline constexpr std::array<CoefficientInfo, 19> coefficient_table() {
   return {{
       {"fp32_efficiency", &Coefficients::fp32_efficiency, 0.01, 1.0},
       {"sfu_efficiency", &Coefficients::sfu_efficiency, 0.01, 1.0},
@@ -120,6 +126,7 @@ inline constexpr std::array<CoefficientInfo, 18> coefficient_table() {
       {"tensor_efficiency", &Coefficients::tensor_efficiency, 0.01, 1.0},
       {"memory_overlap_exponent", &Coefficients::memory_overlap_exponent, 1.0, 64.0},
       {"phase_overlap_exponent", &Coefficients::phase_overlap_exponent, 1.0, 64.0},
+      {"wgmma_efficiency", &Coefficients::wgmma_efficiency, 0.01, 1.0},
   }};
 }
 

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "model/async_pipeline.h"
 #include "model/bank_sim.h"
 #include "model/block_schedule.h"
 #include "model/decode_model.h"
@@ -175,6 +176,7 @@ Prediction predict(const Workload& w, const GeometryAnalysis& g, const GpuSpec& 
                    int registers_per_thread) {
   if (auto why = instruction_set_refusal(g.config, gpu)) throw std::invalid_argument(g.config.name() + " " + *why);
   if (g.config.variant == Variant::Decode) return predict_decode_family(w, g, gpu, c, registers_per_thread);
+  if (g.config.variant == Variant::Wgmma16) return predict_async_pipeline(w, g, gpu, c, registers_per_thread);
   Prediction p;
   p.registers_from_profile = registers_per_thread > 0;
   p.registers_per_thread = registers_per_thread > 0 ? registers_per_thread : g.registers_estimate;

@@ -1,0 +1,175 @@
+#include "model/async_pipeline.h"
+
+#include <algorithm>
+#include <cmath>
+#include <initializer_list>
+
+#include "kernels/traits/wgmma16_traits.h"
+#include "model/bank_sim.h"
+#include "model/block_schedule.h"
+#include "model/counts.h"
+#include "model/memory_traffic.h"
+#include "model/occupancy.h"
+
+namespace flashtune::model {
+
+namespace {
+
+using traits::Wgmma16;
+
+// (sum x_i^p)^(1/p), scaled by the largest: the soft maximum predict.cpp uses.
+double soft_max(std::initializer_list<double> terms, double p) {
+  double top = 0;
+  for (double t : terms) top = std::max(top, t);
+  if (top <= 0) return 0;
+  double sum = 0;
+  for (double t : terms) sum += std::pow(t / top, p);
+  return top * std::pow(sum, 1.0 / p);
+}
+
+// One consumer warpgroup's work on one K/V tile, in seconds.
+struct WarpgroupTile {
+  double mma;         // its two products on the SM's tensor cores
+  double simt_full;   // its softmax at the full rate of the FP32, SFU and issue pipes
+  double fp32, sfu, issue;  // the same, pipe by pipe
+  double sync;        // the wgmma wait round trips and the stage's mbarrier, exposed every tile
+};
+
+WarpgroupTile warpgroup_tile(const GeometryAnalysis& g, const GpuSpec& gpu, const Coefficients& c) {
+  const TileConfig& cfg = g.config;
+  const double consumers = Wgmma16::consumers(cfg), clock = gpu.clock_hz();
+  const TileInstructionCounts& n = g.per_kv_tile;  // the block's, over its consumers
+  WarpgroupTile t{};
+  const double flops = 4.0 * Wgmma16::kRowsPerConsumer * cfg.Bc * cfg.d;
+  t.mma = flops / (gpu.tensor_flops_per_clock_per_sm(cfg.dtype) * clock * c.wgmma_efficiency);
+  t.fp32 = (n.ffma + n.fp32_other + n.cvt) / consumers / (gpu.fp32_lanes_per_sm * clock * c.fp32_efficiency);
+  t.sfu = n.exp / consumers / (gpu.sfu_ops_per_clock_per_sm * clock * c.sfu_efficiency);
+  // Warp instructions: the thread-level counts over 32, and each wgmma as one per warp of its group.
+  const double warp_instructions =
+      (n.ffma + n.fp32_other + n.cvt + n.exp + n.shuffles) / 32.0 / consumers + 4.0 * n.wgmma / consumers;
+  t.issue = (1.0 + c.issue_overhead) * warp_instructions / (gpu.warp_schedulers_per_sm * clock * c.issue_efficiency);
+  t.simt_full = soft_max({t.fp32, t.sfu, t.issue}, c.overlap_exponent);
+  t.sync = c.overlapped_iteration_cycles / clock;
+  return t;
+}
+
+struct BlockTerms {
+  double tensor, simt, chain, work, stall;  // seconds of k resident blocks' mean work
+  double fp32, sfu, issue;
+};
+
+}  // namespace
+
+Prediction predict_async_pipeline(const Workload& w, const GeometryAnalysis& g, const GpuSpec& gpu,
+                                  const Coefficients& c, int registers_per_thread) {
+  Prediction p;
+  p.registers_from_profile = registers_per_thread > 0;
+  p.registers_per_thread = registers_per_thread > 0 ? registers_per_thread : g.registers_estimate;
+  p.occupancy = compute_occupancy(gpu, g.threads_per_block, p.registers_per_thread, g.smem_bytes);
+  if (!p.occupancy.refusal.empty()) {
+    p.refusal = p.occupancy.refusal;
+    return p;
+  }
+  p.counts = count_work(w, g);
+  const Counts& n = p.counts;
+  p.waves = compute_waves(n.tiles.blocks, gpu.sm_count, p.occupancy.blocks_per_sm);
+  p.dram = estimate_dram(w, g.config, n, p.waves.per_wave, g.causal_heavy_first, gpu, c);
+
+  const TileConfig& cfg = g.config;
+  const double clock = gpu.clock_hz(), blocks = double(n.tiles.blocks);
+  const int consumers = Wgmma16::consumers(cfg);
+  // K/V tiles a block loads (the producer visits every tile up to the block's last row's diagonal)
+  // and warpgroup-tiles it computes (a causal warpgroup skips the tiles past its own diagonal).
+  const double loads = n.tiles.mean_tiles_per_block;
+  const double wg_tiles =
+      (w.causal ? double(count_warp_tile_visits(w, cfg.Br, cfg.Bc, Wgmma16::kRowsPerConsumer))
+                : double(consumers) * double(n.tiles.visits)) /
+      blocks;
+  const WarpgroupTile t = warpgroup_tile(g, gpu, c);
+  // Each consumer thread holds 2 rows x Bc / 2 independent scores (and d / 2 accumulators): like
+  // mma16's warps with two row tiles (predict.cpp), one warp per scheduler keeps its pipes busy.
+  const double schedulers = gpu.warp_schedulers_per_sm;
+  const auto h = [&](double warps) { return std::min(1.0, warps / schedulers); };
+  // A tile's load: L2 latency, then its bytes at the SM's share of the L2 bandwidth.
+  const double tile_bytes = double(Wgmma16::stage_tx_bytes(cfg));
+  const double load_latency =
+      c.iteration_latency_cycles / clock + tile_bytes / (gpu.l2_bytes_per_s() * c.l2_efficiency / gpu.sm_count);
+  const double l2_per_block = n.l2_bytes() / blocks / (gpu.l2_bytes_per_s() * c.l2_efficiency);
+  const double dram_per_block = p.dram.bytes / blocks / (gpu.dram_bytes_per_s() * c.dram_efficiency);
+
+  // k mean blocks resident on one SM.
+  const auto block_terms = [&](double k) {
+    BlockTerms b{};
+    const double warps = 4.0 * consumers * k;
+    b.tensor = k * wg_tiles * t.mma;
+    b.fp32 = k * wg_tiles * t.fp32 / h(warps);
+    b.sfu = k * wg_tiles * t.sfu / h(warps);
+    b.issue = k * wg_tiles * t.issue / h(warps);
+    b.simt = k * wg_tiles * t.simt_full / h(warps);
+    b.chain = wg_tiles / consumers * (t.mma + t.simt_full / h(4.0) + t.sync);
+    b.work = std::max(soft_max({b.tensor, b.simt}, c.overlap_exponent), b.chain);
+    b.stall = loads > 0 ? loads * std::max(0.0, load_latency - (cfg.stages - 1) * b.work / loads) : 0.0;
+    return b;
+  };
+  const auto wave_time = [&](double k, double nblocks, BlockTerms* terms) {
+    const BlockTerms b = block_terms(k);
+    if (terms) *terms = b;
+    return soft_max({b.work + b.stall, nblocks * l2_per_block, nblocks * dram_per_block}, c.memory_overlap_exponent);
+  };
+
+  PipeTimes bounded;
+  double waves_s = 0;
+  const auto add_wave = [&](double count, double k, double nblocks) {
+    if (count <= 0) return;
+    BlockTerms b{};
+    const double wave = wave_time(k, nblocks, &b);
+    const double l2 = nblocks * l2_per_block, dram = nblocks * dram_per_block;
+    p.pipes.tensor += count * b.tensor;
+    p.pipes.fp32 += count * b.fp32;
+    p.pipes.sfu += count * b.sfu;
+    p.pipes.issue += count * b.issue;
+    p.pipes.latency += count * (b.chain + b.stall);
+    p.pipes.l2 += count * l2;
+    p.pipes.dram += count * dram;
+    const std::pair<double, Pipe> terms[] = {{b.tensor, Pipe::Tensor}, {b.fp32, Pipe::Fp32}, {b.sfu, Pipe::Sfu},
+                                             {b.issue, Pipe::Issue},   {b.chain + b.stall, Pipe::Latency},
+                                             {l2, Pipe::L2},           {dram, Pipe::Dram}};
+    const auto* win = &terms[0];
+    for (const auto& term : terms)
+      if (term.first > win->first) win = &term;
+    bounded[win->second] += count * wave;
+    waves_s += count * wave;
+  };
+  const double per_wave = double(p.waves.per_wave), k_resident = p.occupancy.blocks_per_sm;
+  add_wave(double(p.waves.waves - 1), k_resident, per_wave);
+  const double tail = double(p.waves.tail_blocks);
+  add_wave(1.0, std::ceil(tail / gpu.sm_count), tail);
+
+  // Causal: unequal blocks share the SMs (block_schedule.h), as for every family.
+  const double full_wave = wave_time(k_resident, per_wave, nullptr);
+  p.time_s = waves_s;
+  if (w.causal) {
+    const double unit = full_wave / k_resident;
+    const double solo = wave_time(1.0, gpu.sm_count, nullptr) / unit;
+    const SharedSmGrid grid{cfg.Br, cfg.Bc, g.causal_heavy_first, gpu.sm_count, p.occupancy.blocks_per_sm};
+    p.time_s = shared_sm_makespan(w, grid, solo) * unit;
+    p.imbalance = waves_s > 0 ? p.time_s / waves_s : 1.0;
+    if (p.imbalance < 1.0)
+      for (Pipe q : kAllPipes) p.pipes[q] *= p.imbalance;
+  }
+  // Fill and drain (launch, Q and the first stages in flight, O's TMA store): one block's, hidden
+  // behind the k - 1 blocks beside it.
+  const double others_work = (k_resident - 1.0) / k_resident * full_wave;
+  const double exposed_latency = std::max(0.0, c.block_latency_cycles / clock - others_work);
+  p.time_s += double(p.waves.waves) * exposed_latency + c.launch_overhead_us * 1e-6;
+  p.overhead_s = double(p.waves.waves) * exposed_latency + c.launch_overhead_us * 1e-6;
+  p.bound = Pipe::Tensor;
+  for (Pipe q : kAllPipes)
+    if (bounded[q] > bounded[p.bound]) p.bound = q;
+  p.intensity_dram = p.dram.bytes > 0 ? n.useful_flops / p.dram.bytes : 0;
+  p.intensity_l2 = n.l2_bytes() > 0 ? n.useful_flops / n.l2_bytes() : 0;
+  p.intensity_shared = n.smem_wavefronts > 0 ? n.useful_flops / (n.smem_wavefronts * kWavefrontBytes) : 0;
+  return p;
+}
+
+}  // namespace flashtune::model
