@@ -245,6 +245,18 @@ Prediction predict(const Workload& w, const GeometryAnalysis& g, const GpuSpec& 
   const double schedulers = double(gpu.warp_schedulers_per_sm);
   Saturation sat{independent_row_tiles ? schedulers : c.latency_warps, c.shared_latency_warps, schedulers,
                  independent_row_tiles};
+  // Causal masking lets a warp skip a tile whose keys all follow its rows (counts.h,
+  // warp_tile_visits), but the block's barrier holds it until its other warps finish that tile.
+  // A latency-bound warp's scheduler serves the other warps meanwhile; a warp that saturates its
+  // sub-partition alone leaves it idle: its pipes (FP32, tensor, SFU, issue) take the block's
+  // pace, every warp on every visited tile. Where no warp skips, the ratio is 1.
+  if (independent_row_tiles && n.warp_tile_visits > 0) {
+    const double lockstep = double(g.warps_per_block) * double(n.tiles.visits) / n.warp_tile_visits;
+    b.fp32 *= lockstep;
+    b.tensor *= lockstep;
+    b.sfu *= lockstep;
+    b.issue *= lockstep;
+  }
   if (n.shared_pipe_wavefronts > 0)
     sat.shared_warps = std::max(1.0, c.shared_latency_warps * n.shared_pipe_requests / n.shared_pipe_wavefronts);
 
