@@ -59,6 +59,17 @@ struct Saturation {
   // A warp issues on one sub-partition's tensor core: fewer warps than schedulers leave some idle.
   double tensor(double warps) const { return std::min(1.0, warps / schedulers); }
   double shared(double warps) const { return std::min(1.0, warps / shared_warps); }
+  // The SM's warps counted as the busiest sub-partition sees them: S x ceil(W / S) (warps are
+  // spread over the S sub-partitions, at most one apart), so W / S of them per sub-partition on a
+  // multiple of S and the SM-wide terms unchanged there.
+  // Only where one warp saturates its sub-partition (a tensor-core warp of independent row tiles,
+  // predict()): latency-bound warps (latency_warps, ~2 per scheduler) are not held up by a second
+  // warp on their scheduler, and the TF32 kernels' profile shows no such step (mma_3xtf32 Br = 32,
+  // three 2-warp blocks per SM: the busiest-scheduler rule put them 16-20% slow).
+  bool per_subpartition = false;
+  double busiest(double warps) const {
+    return per_subpartition ? schedulers * std::ceil(warps / schedulers - 1e-9) : warps;
+  }
 };
 
 struct WaveTerms {
@@ -93,15 +104,21 @@ WaveTerms wave_terms(const BlockWork& b, double k, double n, double warps_per_bl
                      double phase_overlap) {
   WaveTerms t{};
   const double many = k * warps_per_block;
-  t.fp32 = k * b.fp32 / sat.instr(many);
-  t.tensor = k * b.tensor / sat.tensor(many);  // no latency stretch beyond that: see predict.h
-  t.sfu = k * b.sfu / sat.instr(many);
+  // The FP32, tensor, SFU and issue pipes are the sub-partitions' own: a warp stays on the one it
+  // was placed on, and the SM's time on them is its busiest sub-partition's. k blocks of w warps
+  // put ceil(k w / S) warps on it (sat.busiest): k w / S on average, more where k w is not a
+  // multiple of S (three 2-warp blocks: 2, 2, 1, 1 warps), so that pipe's time is the busiest
+  // sub-partition's warps' work at its rate. The shared-memory pipe is the SM's (MIO), shared by all.
+  const double sp = sat.busiest(many);
+  t.fp32 = k * b.fp32 * (sp / many) / sat.instr(sp);
+  t.tensor = k * b.tensor * (sp / many) / sat.tensor(sp);  // no latency stretch beyond that: see predict.h
+  t.sfu = k * b.sfu * (sp / many) / sat.instr(sp);
   t.shared = k * b.shared / sat.shared(many);
-  t.issue = k * b.issue / sat.instr(many);
+  t.issue = k * b.issue * (sp / many) / sat.instr(sp);
   // One block alone: its own warps set the rate of each pipe; then its exposed stalls.
-  const double one[] = {b.fp32 / sat.instr(warps_per_block), b.tensor / sat.tensor(warps_per_block),
-                        b.sfu / sat.instr(warps_per_block), b.shared / sat.shared(warps_per_block),
-                        b.issue / sat.instr(warps_per_block)};
+  const double sp1 = sat.busiest(warps_per_block), r1 = sp1 / warps_per_block;
+  const double one[] = {b.fp32 * r1 / sat.instr(sp1), b.tensor * r1 / sat.tensor(sp1), b.sfu * r1 / sat.instr(sp1),
+                        b.shared / sat.shared(warps_per_block), b.issue * r1 / sat.instr(sp1)};
   const Pipe names[] = {Pipe::Fp32, Pipe::Tensor, Pipe::Sfu, Pipe::Shared, Pipe::Issue};
   double top = 0;
   t.chain_bound = Pipe::Fp32;
@@ -228,7 +245,20 @@ Prediction predict(const Workload& w, const GeometryAnalysis& g, const GpuSpec& 
   const bool tensor_core = n.mma > 0 || n.mma16 > 0;
   const bool independent_row_tiles = tensor_core && g.rows_per_warp >= 32;
   const double schedulers = double(gpu.warp_schedulers_per_sm);
-  Saturation sat{independent_row_tiles ? schedulers : c.latency_warps, c.shared_latency_warps, schedulers};
+  Saturation sat{independent_row_tiles ? schedulers : c.latency_warps, c.shared_latency_warps, schedulers,
+                 independent_row_tiles};
+  // Causal masking lets a warp skip a tile whose keys all follow its rows (counts.h,
+  // warp_tile_visits), but the block's barrier holds it until its other warps finish that tile.
+  // A latency-bound warp's scheduler serves the other warps meanwhile; a warp that saturates its
+  // sub-partition alone leaves it idle: its pipes (FP32, tensor, SFU, issue) take the block's
+  // pace, every warp on every visited tile. Where no warp skips, the ratio is 1.
+  if (independent_row_tiles && n.warp_tile_visits > 0) {
+    const double lockstep = double(g.warps_per_block) * double(n.tiles.visits) / n.warp_tile_visits;
+    b.fp32 *= lockstep;
+    b.tensor *= lockstep;
+    b.sfu *= lockstep;
+    b.issue *= lockstep;
+  }
   if (n.shared_pipe_wavefronts > 0)
     sat.shared_warps = std::max(1.0, c.shared_latency_warps * n.shared_pipe_requests / n.shared_pipe_wavefronts);
 

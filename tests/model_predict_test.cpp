@@ -297,6 +297,45 @@ TEST(PredictTensorCoreOccupancy, ASecondResidentMma16BlockAddsLittleThroughput) 
   EXPECT_LT(pair.time_s / lone.time_s, 0.8120 / 0.2515 * 1.1);
 }
 
+// A warp that saturates its sub-partition alone (mma16) is timed on the busiest one (docs/model.md,
+// "Sub-partitions"): three 2-warp blocks put 2, 2, 1, 1 warps on the four schedulers, so they take
+// as long as four. Measured on the H100 (profiles/unseen/nvidia-h100-bf16.json, u04: B = 2,
+// N = 9674, d = 128): 64x32 (304 blocks, 4 per SM at most: 3 on 40 SMs) 0.4799 ms, 128x64 (152
+// blocks, 2 on 20 SMs) 0.4308 ms; before the rule the model ranked 64x32 first by 11%.
+TEST(PredictTensorCoreOccupancy, ThreeTwoWarpBlocksTakeTheBusiestSchedulersTime) {
+  const GpuSpec h100 = spec("nvidia-h100-sxm");
+  ConfigCatalog catalog;
+  const TileConfig narrow{Variant::Mma16, 128, 64, 32, Layout::Swizzled, DType::Bf16, 2, true};
+  const TileConfig wide{Variant::Mma16, 128, 128, 64, Layout::Swizzled, DType::Bf16, 2, true};
+  const Workload w{2, 9674, 128, false, 0.0f, DType::Bf16};
+  const Prediction n = predict(w, catalog.analysis(narrow), h100, {}, 244);
+  const Prediction x = predict(w, catalog.analysis(wide), h100, {}, 255);
+  ASSERT_EQ(n.occupancy.blocks_per_sm, 4);
+  ASSERT_EQ(n.waves.waves, 1);
+  ASSERT_EQ(x.occupancy.blocks_per_sm, 2);
+  // 304 blocks on 132 SMs: 3 two-warp blocks on the busiest, whose tensor time is that of 4 (8 warps).
+  EXPECT_GT(n.time_s, x.time_s);
+  EXPECT_NEAR(n.time_s / x.time_s, 0.4799 / 0.4308, 0.08);
+}
+
+// Causal masking lets an mma16 warp skip a tile whose keys all follow its rows, but the block's
+// barrier holds its sub-partition idle meanwhile: the per-sub-partition pipes take every warp on
+// every visited tile, so the warps' skipping does not make the prediction faster.
+TEST(PredictTensorCoreOccupancy, SkippedCausalTilesKeepTheirSubPartitionBusy) {
+  const GpuSpec h100 = spec("nvidia-h100-sxm");
+  ConfigCatalog catalog;
+  const TileConfig c{Variant::Mma16, 64, 128, 64, Layout::Swizzled, DType::Bf16, 2, false};
+  const Workload w{4096, 128, 64, true, 0.0f, DType::Bf16};
+  const Prediction p = predict(w, catalog.analysis(c), h100, {}, 238);
+  // One query tile of 128 rows, two K/V tiles: warps 0 and 1 skip the second (a quarter of the pairs).
+  ASSERT_DOUBLE_EQ(p.counts.warp_tile_visits, 4096.0 * 6);
+  ASSERT_EQ(p.counts.tiles.visits, 4096 * 2);
+  const double per_tile = p.pipes.tensor / double(p.counts.tiles.visits);
+  const Workload full{4096, 128, 64, false, 0.0f, DType::Bf16};
+  const Prediction q = predict(full, catalog.analysis(c), h100, {}, 238);
+  EXPECT_NEAR(per_tile, q.pipes.tensor / double(q.counts.tiles.visits), 1e-3 * per_tile);
+}
+
 TEST_F(PredictShipped, OneBlockMoreThanAFullWaveCostsATailWave) {
   // N = Br: one query tile per batch entry, so B counts blocks.
   const TileConfig c{Variant::RowReg, 64, 128, 32, Layout::Plain};
