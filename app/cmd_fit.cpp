@@ -25,7 +25,8 @@ namespace {
 
 struct FitOptions {
   std::string profile, free, residuals;
-  std::vector<std::string> cross, unseen;
+  std::vector<std::string> cross, unseen, with;
+  std::string variants;
   std::string cv = "all";
   bool no_write = false, json = false, quiet = false;
 };
@@ -52,10 +53,17 @@ int fit_command(const FitOptions& o) {
   fo.cv_dtype = o.cv == "all" || o.cv == "dtype";
   fo.cross_profiles = o.cross;
   fo.unseen_profiles = o.unseen;
+  fo.with_profiles = o.with;
+  for (const std::string& v : split_commas(o.variants)) {
+    const std::optional<Variant> parsed = parse_variant(v);
+    if (!parsed) throw CommandError{kExitUsage, "--variants: unknown variant '" + v + "' (flashtune list names them)"};
+    fo.variants.push_back(*parsed);
+  }
   // Before anything is read or written: the residuals must not land on an input.
   NamedPaths inputs = {{"--profile", o.profile}};
   for (const std::string& c : o.cross) inputs.emplace_back("--cross", c);
   for (const std::string& u : o.unseen) inputs.emplace_back("--unseen", u);
+  for (const std::string& w : o.with) inputs.emplace_back("--with", w);
   try {
     require_outputs_apart(inputs, {{"--residuals", o.residuals}});
     // A residuals path the output policy refuses (a device, a FIFO, a missing folder, read-only)
@@ -157,6 +165,11 @@ void register_fit(CLI::App& app) {
   sub->add_option("--unseen", o->unseen,
                   "Profiles of workloads the fit never sees (profiles/unseen/*.json, any GPU): scored with the "
                   "coefficients fitted here (MAPE, Spearman, top-1 and top-3 regret, top 5% within 2%)");
+  sub->add_option("--with", o->with,
+                  "Other sweeps of the same GPU fitted with --profile as one set (e.g. profiles/<gpu>-bf16.json); "
+                  "the coefficients are written into --profile alone");
+  sub->add_option("--variants", o->variants,
+                  "Comma-separated variants to fit and score (default: every variant of the profiles)");
   sub->add_option("--residuals", o->residuals, "Write every point's measured and predicted times (CSV)");
   sub->add_flag("--no-write", o->no_write, "Report only; leave the profile as it is");
   sub->add_flag("--json", o->json, "Print the report as JSON");

@@ -1,5 +1,6 @@
 #include "fit/fit_dataset.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -79,6 +80,35 @@ FitDataset load_fit_dataset(const std::string& profile_path, const std::string& 
     throw FitInputError(profile_path + ": gpu.spec '" + p.gpu.spec + "': " + e.what());
   }
   return make_fit_dataset(p, profile_path, gpu);
+}
+
+void join_fit_datasets(FitDataset& into, FitDataset other) {
+  if (other.gpu.name != into.gpu.name)
+    throw FitInputError(other.source + ": measured on " + other.gpu.name + ", the fit's profile " + into.source +
+                        " on " + into.gpu.name + " (join only sweeps of one GPU)");
+  std::set<std::pair<std::string, std::string>> pairs;
+  for (const FitPoint& p : into.points) pairs.emplace(p.workload, p.config);
+  for (const FitPoint& p : other.points)
+    if (!pairs.emplace(p.workload, p.config).second)
+      throw FitInputError(other.source + ": workload " + p.workload + " config " + p.config + " is also in " +
+                          into.source);
+  into.points.insert(into.points.end(), other.points.begin(), other.points.end());
+  into.skipped.insert(into.skipped.end(), other.skipped.begin(), other.skipped.end());
+  into.joined_catalogs.push_back(std::move(other.catalog));
+  for (auto& c : other.joined_catalogs) into.joined_catalogs.push_back(std::move(c));
+  into.source += " + " + other.source;
+}
+
+void keep_variants(FitDataset& ds, const std::vector<Variant>& variants) {
+  if (variants.empty()) return;
+  std::vector<FitPoint> kept;
+  for (FitPoint& p : ds.points) {
+    if (std::find(variants.begin(), variants.end(), p.c.variant) != variants.end())
+      kept.push_back(std::move(p));
+    else
+      ds.skipped.push_back(p.workload + " " + p.config + ": variant left out (--variants)");
+  }
+  ds.points = std::move(kept);
 }
 
 }  // namespace flashtune::fit

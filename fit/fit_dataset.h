@@ -30,6 +30,8 @@ struct FitDataset {
   std::vector<FitPoint> points;
   std::vector<std::string> skipped;  // "<workload> <config>: why" (the model refuses it)
   std::shared_ptr<model::ConfigCatalog> catalog;
+  // The catalogs of the datasets joined into this one (join_fit_datasets): their points' geometry.
+  std::vector<std::shared_ptr<model::ConfigCatalog>> joined_catalogs;
 
   std::vector<std::string> workload_names() const;  // in first-seen order
   std::vector<const FitPoint*> all() const;
@@ -47,5 +49,14 @@ class FitInputError : public std::runtime_error {
 FitDataset load_fit_dataset(const std::string& profile_path, const std::string& spec_dir);
 // The same from a loaded profile and a spec (tests).
 FitDataset make_fit_dataset(const Profile& p, const std::string& source, const model::GpuSpec& gpu);
+
+// Appends `other`'s points to `into`: another profile of the same GPU (a companion sweep of another
+// element type or family, e.g. profiles/<gpu>-bf16.json beside profiles/<gpu>.json), fitted as one
+// set. Throws FitInputError naming `other` when its GPU spec differs or a (workload, config) pair
+// is in both.
+void join_fit_datasets(FitDataset& into, FitDataset other);
+
+// Keeps only the points of these variants (all when empty); the rest go to `skipped`.
+void keep_variants(FitDataset& ds, const std::vector<Variant>& variants);
 
 }  // namespace flashtune::fit

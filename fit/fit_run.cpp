@@ -96,6 +96,8 @@ FitRun run_fit(const FitRunOptions& o, const std::function<void(const std::strin
   check_coefficient_names(o.free);
   FitRun r;
   r.data = load_fit_dataset(o.profile, o.spec_dir);
+  for (const std::string& with : o.with_profiles) join_fit_datasets(r.data, load_fit_dataset(with, o.spec_dir));
+  keep_variants(r.data, o.variants);
   const FitDataset& ds = r.data;
   const model::Coefficients defaults;
   progress("fitting " + std::to_string(o.free.size()) + " coefficients to " + std::to_string(ds.points.size()) +
@@ -170,7 +172,8 @@ FitRun run_fit(const FitRunOptions& o, const std::function<void(const std::strin
 
   for (const std::string& other : o.cross_profiles) {
     progress("predicting " + other);
-    const FitDataset od = load_fit_dataset(other, o.spec_dir);
+    FitDataset od = load_fit_dataset(other, o.spec_dir);
+    keep_variants(od, o.variants);
     CrossGpuRow row;
     row.profile = other;
     row.spec = od.gpu.name;
@@ -180,7 +183,8 @@ FitRun run_fit(const FitRunOptions& o, const std::function<void(const std::strin
   }
   for (const std::string& path : o.unseen_profiles) {
     progress("scoring the unseen set " + path);
-    const FitDataset ud = load_fit_dataset(path, o.spec_dir);
+    FitDataset ud = load_fit_dataset(path, o.spec_dir);
+    keep_variants(ud, o.variants);
     const std::vector<ScoredPoint> all = score_points(ud, Predictor::Model, r.fit.coefficients);
     // Both what a tune with --precision tf32 ranks and what the dispatcher picks among by default.
     for (const bool fp32_only : {false, true}) {

@@ -30,6 +30,11 @@ struct FitRunOptions {
   // Profiles of workloads the fit never sees (profiles/unseen/<gpu>.json), of this GPU or another:
   // scored with the coefficients fitted here, one row each.
   std::vector<std::string> unseen_profiles;
+  // Other sweeps of the profile's GPU fitted with it as one set (the bf16 companion beside the
+  // fp32 profile); the coefficients are still written into `profile` alone.
+  std::vector<std::string> with_profiles;
+  // Only these variants' points, in the fit and in every scored set (all when empty).
+  std::vector<Variant> variants;
 };
 
 struct ScoreRow {
