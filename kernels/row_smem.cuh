@@ -43,7 +43,14 @@ __global__ void __launch_bounds__(traits::RowSmem::Tile<D, BR, BC, L>::kThreads,
   for (int t = 0; t < n_kv; ++t) {
     const int k0 = t * BC;
     __syncthreads();  // every thread is done with the previous K/V tile
-    load_kv_tiles<BC, D, T::kKvStride, T::kThreads>(sK, sV, p.k + kv, p.v + kv, p.ks.row, p.vs.row, k0, p.kv_len);
+    if constexpr (D == 128) {
+      // K and V trip by trip (attention_params.cuh): two load_tile calls spilled 8 bytes at d = 128
+      // (64x32 padded) beside O's 128 registers; below d = 128 the two calls stay as they were.
+      load_kv_tiles<BC, D, T::kKvStride, T::kThreads>(sK, sV, p.k + kv, p.v + kv, p.ks.row, p.vs.row, k0, p.kv_len);
+    } else {
+      load_tile<BC, D, T::kKvStride, T::kThreads>(sK, p.k + kv, p.ks.row, k0, p.kv_len);
+      load_tile<BC, D, T::kKvStride, T::kThreads>(sV, p.v + kv, p.vs.row, k0, p.kv_len);
+    }
     __syncthreads();
 
     float m_tile = -INFINITY;
