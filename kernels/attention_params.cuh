@@ -26,6 +26,7 @@ struct AttentionParams {
   float* o;
   DeviceStrides qs, ks, vs, os;
   int heads;          // B = batch x query heads
+  unsigned heads_magic, heads_shift;  // e / heads by fast_div (traits::fast_divisor)
   long long B;
   int N;              // query rows per entry
   int kv_len;         // keys per entry (Workload::keys())
@@ -33,10 +34,20 @@ struct AttentionParams {
   int kv_group;       // query heads per K/V head: entry (b, h) reads K/V head h / kv_group
   unsigned kv_group_magic, kv_group_shift;  // h / kv_group = (umulhi(h, magic) + h) >> shift
   int q_tiles;        // ceil(N / Br)
+  unsigned q_tiles_magic, q_tiles_shift;  // x / q_tiles by fast_div (the Folded grid order)
   int grid_order;     // traits::GridOrder: which of blockIdx.x, .y is the query tile
   int causal;
   float scale_log2e;  // effective softmax scale times log2(e): scores are in base-2 units
 };
+
+// n / d for the divisor's (magic, shift) of traits::fast_divisor(d): a multiply-high, an add and
+// a shift, exact for n < 2^31 (the sum stays below 2^32; every n here is a block index or a head
+// index). No run-time division: that is an I2F / MUFU.RCP / F2I sequence on the vector pipes,
+// whose result lands in per-thread registers, where the multiply-high of a uniform value stays
+// in uniform registers (S2UR, UIMAD.WIDE.U32) off the 255 that the fragments and O share.
+__device__ __forceinline__ unsigned fast_div(unsigned n, unsigned magic, unsigned shift) {
+  return (__umulhi(n, magic) + n) >> shift;
+}
 
 struct BlockCoords {
   int q_tile;
@@ -45,19 +56,33 @@ struct BlockCoords {
 
 // HeavyFirst: the kernel's traits' kCausalHeavyFirst. Only those kernels get batch-fastest grids
 // (traits::grid_order), so only they compile its branch: in the others one more live value made
-// row_smem d128 64x32 padded spill.
+// row_smem d128 64x32 padded spill. (x, y): the block index.
 template <bool HeavyFirst>
-__device__ __forceinline__ BlockCoords block_coords(const AttentionParams& p) {
+__device__ __forceinline__ BlockCoords block_coords_of(const AttentionParams& p, unsigned x, unsigned y) {
   using traits::GridOrder;
   if (p.grid_order == static_cast<int>(GridOrder::Folded)) {
-    // 32-bit division on purpose: a 64-bit one is a called subroutine in SASS, and the call
-    // makes ptxas spill the registers live across it. grid.x < 2^31, so it fits.
-    const unsigned linear = blockIdx.x, tiles = static_cast<unsigned>(p.q_tiles);
-    return {static_cast<int>(linear % tiles), static_cast<long long>(linear / tiles)};
+    // 32-bit on purpose: a 64-bit division is a called subroutine in SASS, and the call makes
+    // ptxas spill the registers live across it. grid.x < 2^31, so fast_div is exact.
+    const unsigned entry = fast_div(x, p.q_tiles_magic, p.q_tiles_shift);
+    return {static_cast<int>(x - entry * static_cast<unsigned>(p.q_tiles)), static_cast<long long>(entry)};
   }
   if (HeavyFirst && p.grid_order == static_cast<int>(GridOrder::BatchFastest))
-    return {static_cast<int>(blockIdx.y), static_cast<long long>(blockIdx.x)};
-  return {static_cast<int>(blockIdx.x), static_cast<long long>(blockIdx.y)};
+    return {static_cast<int>(y), static_cast<long long>(x)};
+  return {static_cast<int>(x), static_cast<long long>(y)};
+}
+template <bool HeavyFirst>
+__device__ __forceinline__ BlockCoords block_coords(const AttentionParams& p) {
+  return block_coords_of<HeavyFirst>(p, blockIdx.x, blockIdx.y);
+}
+// The same read again from the block index where it is needed after (or late in) the K/V loop: a
+// few instructions there instead of a value held in registers across the loop. The volatile
+// reads keep the compiler from merging them with the ones at the kernel's start.
+template <bool HeavyFirst>
+__device__ __forceinline__ BlockCoords late_coords(const AttentionParams& p) {
+  unsigned x, y;
+  asm volatile("mov.u32 %0, %%ctaid.x;" : "=r"(x));
+  asm volatile("mov.u32 %0, %%ctaid.y;" : "=r"(y));
+  return block_coords_of<HeavyFirst>(p, x, y);
 }
 
 // One batch entry (b, h). Its operands' addresses are computed where they are used and the row
@@ -76,35 +101,35 @@ struct Entry {
     // h / kv_group by a multiply-high and a shift (kv_group_magic / kv_group_shift, exact for
     // every 32-bit h: Granlund-Montgomery): a run-time division is a called sequence whose
     // temporaries made mma16 d128 128x64 spill 28 more bytes.
-    const unsigned kv_head =
-        p.kv_group == 1 ? h : (__umulhi(h, p.kv_group_magic) + h) >> p.kv_group_shift;
+    const unsigned kv_head = p.kv_group == 1 ? h : fast_div(h, p.kv_group_magic, p.kv_group_shift);
     return static_cast<long long>(b) * p.ks.batch + static_cast<long long>(kv_head) * p.ks.head;
   }
   __device__ __forceinline__ float* o(const AttentionParams& p) const { return p.o + offset(p.os); }
 };
 
 __device__ __forceinline__ Entry entry_of(const AttentionParams& p, long long entry) {
-  // entry < 2^31 (the grid's limit), so a 32-bit division (see block_coords). Packed [B, N, d]
-  // operands (one head per entry) skip it: the division by a run-time value is six XU
-  // instructions per thread (I2F, MUFU.RCP, F2I, twice with late_entry), which the model's counts
-  // and the profiles' counters leave out.
+  // entry < 2^31 (the grid's limit), so fast_div is exact (see block_coords): a multiply-high on
+  // the block-uniform datapath in place of the division by a run-time value (six XU instructions
+  // per thread, I2F, MUFU.RCP, F2I, whose result held (b, h) and K/V's offset in per-thread
+  // registers). Packed [B, N, d] operands (one head per entry) skip it.
   const unsigned e = static_cast<unsigned>(entry), heads = static_cast<unsigned>(p.heads);
   if (heads == 1) return {e, 0};
-  const unsigned b = e / heads;
+  const unsigned b = fast_div(e, p.heads_magic, p.heads_shift);
   return {b, e - b * heads};
 }
 
-// The block's entry read again from the block index, for writing O after the K/V loop: a few
-// instructions there instead of (b, h) or O's offset held in registers across the loop. The
-// volatile reads keep the compiler from merging them with the ones at the kernel's start.
+// threadIdx.x read again (volatile, as late_coords) where it is needed after the K/V loop only.
+__device__ __forceinline__ int late_thread_index() {
+  unsigned t;
+  asm volatile("mov.u32 %0, %%tid.x;" : "=r"(t));
+  return static_cast<int>(t);
+}
+
+// The block's entry read again from the block index (late_coords), for writing O after the K/V
+// loop: a few instructions there instead of (b, h) or O's offset held in registers across the loop.
 template <bool HeavyFirst>
 __device__ __forceinline__ Entry late_entry(const AttentionParams& p) {
-  unsigned x, y;
-  asm volatile("mov.u32 %0, %%ctaid.x;" : "=r"(x));
-  asm volatile("mov.u32 %0, %%ctaid.y;" : "=r"(y));
-  const bool batch_on_x = HeavyFirst && p.grid_order == static_cast<int>(traits::GridOrder::BatchFastest);
-  return entry_of(p, p.grid_order == static_cast<int>(traits::GridOrder::Folded) ? x / static_cast<unsigned>(p.q_tiles)
-                                                                               : (batch_on_x ? x : y));
+  return entry_of(p, late_coords<HeavyFirst>(p).batch);
 }
 
 // What a block works on, for the kernels that run causal query tiles last-first (the longest
@@ -210,6 +235,53 @@ __device__ __forceinline__ void load_tile(float* __restrict__ dst, const float* 
         at[1] = val.y;
         at[2] = val.z;
         at[3] = val.w;
+      }
+    }
+  }
+}
+
+// load_tile of K and V rows [row0, row0 + ROWS) together (one shape, one shared-memory stride,
+// their own row strides), for the kernels that load both per K/V tile: the same loads and stores,
+// each still under its own row test, but one row index, one predicate and one shared-memory
+// offset per trip serve both tiles. As two load_tile calls the second tile's copies of those were
+// live beside the first tile's loads in flight, and row_smem d128 64x32 padded (O in 128
+// registers) spilled 8 bytes in its K/V loop (nvcc 13.0, sm_90).
+template <int ROWS, int D, int STRIDE, int THREADS>
+__device__ __forceinline__ void load_kv_tiles(float* __restrict__ dk, float* __restrict__ dv, const float* __restrict__ k,
+                                              const float* __restrict__ v, int k_rs, int v_rs, int row0, int n) {
+  constexpr int kTotal = traits::tile_float4s(ROWS, D);
+  constexpr int kTrips = traits::tile_load_trips(ROWS, D, THREADS);
+  constexpr bool kWholeRows = THREADS % (D / 4) == 0;
+  constexpr int kRowsPerTrip = THREADS / (D / 4);
+  const int tid = static_cast<int>(threadIdx.x);
+  const long long r0 = row0 + traits::tile_row_of(tid, D);
+  const float* const kb = k + r0 * k_rs + traits::tile_col_of(tid, D);
+  const float* const vb = v + r0 * v_rs + traits::tile_col_of(tid, D);
+#pragma unroll
+  for (int trip = 0; trip < kTrips; ++trip) {
+    const int idx = tid + trip * THREADS;
+    if (kTotal % THREADS == 0 || idx < kTotal) {
+      const int r = traits::tile_row_of(idx, D);
+      float4 kv4 = make_float4(0.f, 0.f, 0.f, 0.f), vv4 = kv4;
+      const float* ka = kWholeRows ? kb + static_cast<long long>(trip * kRowsPerTrip) * k_rs
+                                   : k + static_cast<long long>(row0 + r) * k_rs + traits::tile_col_of(idx, D);
+      const float* va = kWholeRows ? vb + static_cast<long long>(trip * kRowsPerTrip) * v_rs
+                                   : v + static_cast<long long>(row0 + r) * v_rs + traits::tile_col_of(idx, D);
+      if (row0 + r < n) kv4 = __ldg(reinterpret_cast<const float4*>(ka));
+      if (row0 + r < n) vv4 = __ldg(reinterpret_cast<const float4*>(va));
+      const int o = traits::tile_offset_of(idx, D, STRIDE);
+      if constexpr (STRIDE % 4 == 0) {
+        *reinterpret_cast<float4*>(dk + o) = kv4;
+        *reinterpret_cast<float4*>(dv + o) = vv4;
+      } else {
+        dk[o] = kv4.x;
+        dk[o + 1] = kv4.y;
+        dk[o + 2] = kv4.z;
+        dk[o + 3] = kv4.w;
+        dv[o] = vv4.x;
+        dv[o + 1] = vv4.y;
+        dv[o + 2] = vv4.z;
+        dv[o + 3] = vv4.w;
       }
     }
   }

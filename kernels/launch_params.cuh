@@ -19,6 +19,8 @@ inline DeviceStrides device_strides(const OperandStrides& s) {
 inline AttentionParams attention_params(const AttentionTensors& t, const Workload& w, const LaunchShape& shape) {
   const AttentionStrides& st = t.strides;
   const traits::FastDivisor group = traits::fast_divisor(static_cast<unsigned>(w.kv_group));
+  const traits::FastDivisor heads = traits::fast_divisor(static_cast<unsigned>(st.heads));
+  const traits::FastDivisor q_tiles = traits::fast_divisor(static_cast<unsigned>(shape.q_tiles));
   return AttentionParams{static_cast<const float*>(t.q),
                          static_cast<const float*>(t.k),
                          static_cast<const float*>(t.v),
@@ -28,6 +30,8 @@ inline AttentionParams attention_params(const AttentionTensors& t, const Workloa
                          device_strides(st.v),
                          device_strides(st.o),
                          static_cast<int>(st.heads),
+                         heads.magic,
+                         heads.shift,
                          w.B,
                          static_cast<int>(w.N),
                          static_cast<int>(w.keys()),
@@ -36,6 +40,8 @@ inline AttentionParams attention_params(const AttentionTensors& t, const Workloa
                          group.magic,
                          group.shift,
                          shape.q_tiles,
+                         q_tiles.magic,
+                         q_tiles.shift,
                          static_cast<int>(shape.order),
                          w.causal ? 1 : 0,
                          w.effective_scale() * 1.4426950408889634f};

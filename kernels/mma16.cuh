@@ -221,6 +221,12 @@ __global__ void __launch_bounds__(traits::Mma16::Tile<D, BR, BC, L, DT, STAGES, 
   // inference operands: the row and the offset side by side made d128 128x64 spill 20 more bytes.
   const int warp_last_key = q0 + R::kRowsPerWarp * warp + p.causal_offset;
 
+  // The ring's stage of tile t is t % STAGES. At d = 64 it is formed from t (a mask or a
+  // multiply-high per tile) instead of a second counter held across the loop: with the counter
+  // ptxas (nvcc 13.0, sm_90) spilled 4-8 bytes in the Bc = 128 tiles. At d = 32 and 128 the
+  // counter stays: there ptxas allocates worse without it (d32 64x128 spilled 8 bytes, d128
+  // 128x64 up to 60).
+  constexpr bool kStageFromTile = D == 64;
   int stage = 0;
   for (int t = 0; t < kv_tiles; ++t) {
     // Tile t landed; every warp finished tile t - 1, whose stage tile t + STAGES - 1 now takes.
@@ -228,12 +234,12 @@ __global__ void __launch_bounds__(traits::Mma16::Tile<D, BR, BC, L, DT, STAGES, 
     __syncthreads();
     {
       const int next = t + STAGES - 1;
-      if (next < kv_tiles) load_kv(next, stage == 0 ? STAGES - 1 : stage - 1);
+      if (next < kv_tiles) load_kv(next, kStageFromTile ? next % STAGES : (stage == 0 ? STAGES - 1 : stage - 1));
       cp_async_commit();
     }
     const int kv0 = t * BC;
-    const int cur = stage;
-    stage = stage + 1 == STAGES ? 0 : stage + 1;
+    const int cur = kStageFromTile ? t % STAGES : stage;
+    if constexpr (!kStageFromTile) stage = stage + 1 == STAGES ? 0 : stage + 1;
     if (p.causal && kv0 > warp_last_key + R::kRowsPerWarp - 1) continue;  // every key after every row
     const uint32_t kst = sbase + R::k_base(kC, cur), vst = sbase + R::v_base(kC, cur);
 

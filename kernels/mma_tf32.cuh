@@ -150,12 +150,17 @@ __global__ void __launch_bounds__(traits::MmaTf32<P>::template Tile<D, BR, BC, L
       cp_async_16(sv + R::v_offset(D, L, row, col), vg + static_cast<std::size_t>(grow) * p.vs.row + col, valid);
     });
   };
-  // This lane's Q values: rows r[0] and r[1] (fragment rows g and g + 8), the float4 at
+  // This lane's query rows (fragment rows g and g + 8) are held as their last visible keys
+  // lk[h] = row + causal_offset (bottom-right causal), the value the mask tests compare with; the
+  // rows themselves are formed from them where Q is read and O written. The rows and the offset
+  // side by side made 3xTF32 d128 64x64 plain spill 36 bytes (nvcc 13.0, sm_90).
+  // This lane's Q values: rows lk[h] - causal_offset, h = 0, 1, the float4 at
   // qk_col(kk) for each pair of k-steps, in base-2 score units. Where d <= 64 they stay in
   // registers (loaded once from global memory, pre-scaled, rows past N zero); at d = 128 they
   // would take 64 registers beside 2 x 64 of O, so the tile waits in shared memory (cp.async,
   // rows past N zero) and each K/V tile reads and scales them again.
-  const int r[2] = {q0 + R::q_row(warp, lane, 0), q0 + R::q_row(warp, lane, 1)};
+  const int lk[2] = {q0 + R::q_row(warp, lane, 0) + p.causal_offset, q0 + R::q_row(warp, lane, 1) + p.causal_offset};
+  auto row_of = [&](int h) { return lk[h] - p.causal_offset; };
   const float qscale = p.scale_log2e;
   const uint32_t hi_mask = T::kOperandMasksInPlace ? dt::opaque_hi_mask(p.N) : dt::kTf32HiMask;
   float* const sq = smem + R::q_base(kC);
@@ -171,8 +176,8 @@ __global__ void __launch_bounds__(traits::MmaTf32<P>::template Tile<D, BR, BC, L
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
-        if (r[h] < n)
-          v = __ldg(reinterpret_cast<const float4*>(qg + static_cast<std::size_t>(r[h]) * p.qs.row + R::qk_col(kk, lane)));
+        if (row_of(h) < n)
+          v = __ldg(reinterpret_cast<const float4*>(qg + static_cast<std::size_t>(row_of(h)) * p.qs.row + R::qk_col(kk, lane)));
         q[kk][h][0] = v.x * qscale;
         q[kk][h][1] = v.y * qscale;
         q[kk][h][2] = v.z * qscale;
@@ -198,7 +203,7 @@ __global__ void __launch_bounds__(traits::MmaTf32<P>::template Tile<D, BR, BC, L
   for (int m = 0; m < NO; ++m) o[m][0] = o[m][1] = o[m][2] = o[m][3] = 0.0f;
   float m_run[2] = {-INFINITY, -INFINITY};
   float l_run[2] = {0.0f, 0.0f};  // this lane's share of the row sums (reduced at the end)
-  const int warp_first_row = q0 + R::kRowsPerWarp * warp;
+  const int warp_last_key = q0 + R::kRowsPerWarp * warp + p.causal_offset;
   const int k_base[2] = {R::k_frag_base(D, L, lane, 0), R::k_frag_base(D, L, lane, 1)};
   const int v_base[2] = {R::v_frag_base(D, L, lane, 0), R::v_frag_base(D, L, lane, 1)};
 
@@ -212,7 +217,7 @@ __global__ void __launch_bounds__(traits::MmaTf32<P>::template Tile<D, BR, BC, L
       cp_async_commit();
     }
     const int kv0 = t * BC;
-    if (p.causal && kv0 > warp_first_row + R::kRowsPerWarp - 1 + p.causal_offset) continue;  // every key after every row
+    if (p.causal && kv0 > warp_last_key + R::kRowsPerWarp - 1) continue;  // every key after every row
     const float* const sk = smem + R::k_base(kC, stage);
     const float* const sv = smem + R::v_base(kC, stage);
 
@@ -233,15 +238,15 @@ __global__ void __launch_bounds__(traits::MmaTf32<P>::template Tile<D, BR, BC, L
 
     // Keys past kv_len, and keys after the row's where the tile crosses this warp's (bottom-right)
     // causal diagonal.
-    if (kv0 + BC > nk || (p.causal && kv0 + BC - 1 > warp_first_row + p.causal_offset)) {
+    if (kv0 + BC > nk || (p.causal && kv0 + BC - 1 > warp_last_key)) {
 #pragma unroll
       for (int j = 0; j < NS; ++j)
 #pragma unroll
         for (int e = 0; e < 4; ++e)
-          if (masked(p, r[e / 2], kv0 + R::key_of(j, 2 * tq + e % 2))) s[j][e] = -INFINITY;
+          if (masked_after(p, lk[e / 2], kv0 + R::key_of(j, 2 * tq + e % 2))) s[j][e] = -INFINITY;
     }
 
-    // Online softmax: C elements 2h and 2h + 1 are row r[h]; the 4 lanes of a group hold the row.
+    // Online softmax: C elements 2h and 2h + 1 are row row_of(h); the 4 lanes of a group hold the row.
     float alpha_row[2];
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
@@ -300,9 +305,10 @@ __global__ void __launch_bounds__(traits::MmaTf32<P>::template Tile<D, BR, BC, L
     float l = l_run[h];
     l += __shfl_xor_sync(0xffffffffu, l, 1);
     l += __shfl_xor_sync(0xffffffffu, l, 2);
-    if (r[h] >= n) continue;
+    const int rh = row_of(h);
+    if (rh >= n) continue;
     const float inv = 1.0f / l;
-    float* const row = og + static_cast<std::size_t>(r[h]) * p.os.row;
+    float* const row = og + static_cast<std::size_t>(rh) * p.os.row;
 #pragma unroll
     for (int qd = 0; qd < NO / 4; ++qd)
 #pragma unroll

@@ -22,10 +22,14 @@ __global__ void __launch_bounds__(traits::RowReg::Tile<D, BR, BC, L>::kThreads, 
   const BlockCoords bc = block_coords<kHeavyFirst>(p);
   const Entry et = entry_of(p, bc.batch);
   const int tid = static_cast<int>(threadIdx.x);
-  const int row = bc.q_tile * BR + tid;
+  // This thread's query row, and its last visible key (row + causal_offset, bottom-right causal):
+  // the one value the K/V loop's mask test holds; the epilogue forms the row again from the
+  // block and thread index.
+  const int last_key = bc.q_tile * BR + tid + p.causal_offset;
 
   float4 q[D / 4], o[D / 4];
   {
+    const int row = last_key - p.causal_offset;
     const float4* q_row = reinterpret_cast<const float4*>(et.q(p) + static_cast<long long>(row) * p.qs.row);
 #pragma unroll
     for (int x = 0; x < D / 4; ++x) {
@@ -57,7 +61,7 @@ __global__ void __launch_bounds__(traits::RowReg::Tile<D, BR, BC, L>::kThreads, 
         s1 = dot4(q[x + 1], k_row[x + 1], s1);
       }
       float s = s0 + s1;
-      if (masked(p, row, k0 + j)) s = -INFINITY;
+      if (masked_after(p, last_key, k0 + j)) s = -INFINITY;
       sSt[traits::RowReg::at(0, T::kStStride, j, tid)] = s;
       m_tile = fmaxf(m_tile, s);
     }
@@ -79,6 +83,9 @@ __global__ void __launch_bounds__(traits::RowReg::Tile<D, BR, BC, L>::kThreads, 
     }
   }
 
+  // The row again from the block and thread index: nothing held across the loop for the epilogue
+  // alone (the row was: one 4-byte spill, stored before the loop and loaded after it).
+  const int row = late_coords<kHeavyFirst>(p).q_tile * BR + late_thread_index();
   if (row < p.N) {
     const float inv_l = __fdividef(1.0f, l);  // l >= 1 (the max key contributes exp2(0)); no slow-path call
     float4* out = reinterpret_cast<float4*>(late_entry<kHeavyFirst>(p).o(p) + static_cast<long long>(row) * p.os.row);

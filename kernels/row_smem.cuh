@@ -26,7 +26,9 @@ __global__ void __launch_bounds__(traits::RowSmem::Tile<D, BR, BC, L>::kThreads,
   const long long kv = et.kv_offset(p);
   const int tid = static_cast<int>(threadIdx.x);
   const int q0 = bc.q_tile * BR;
-  const int row = q0 + tid;
+  // This thread's query row's last visible key (row + causal_offset, bottom-right causal): the one
+  // value the K/V loop's mask test holds; the epilogue forms the row again from the block index.
+  const int last_key = q0 + tid + p.causal_offset;
 
   load_tile<BR, D, T::kQStride, T::kThreads>(sQ, et.q(p), p.qs.row, q0, p.N, p.scale_log2e);
 
@@ -41,8 +43,14 @@ __global__ void __launch_bounds__(traits::RowSmem::Tile<D, BR, BC, L>::kThreads,
   for (int t = 0; t < n_kv; ++t) {
     const int k0 = t * BC;
     __syncthreads();  // every thread is done with the previous K/V tile
-    load_tile<BC, D, T::kKvStride, T::kThreads>(sK, p.k + kv, p.ks.row, k0, p.kv_len);
-    load_tile<BC, D, T::kKvStride, T::kThreads>(sV, p.v + kv, p.vs.row, k0, p.kv_len);
+    if constexpr (D == 128) {
+      // K and V trip by trip (attention_params.cuh): two load_tile calls spilled 8 bytes at d = 128
+      // (64x32 padded) beside O's 128 registers; below d = 128 the two calls stay as they were.
+      load_kv_tiles<BC, D, T::kKvStride, T::kThreads>(sK, sV, p.k + kv, p.v + kv, p.ks.row, p.vs.row, k0, p.kv_len);
+    } else {
+      load_tile<BC, D, T::kKvStride, T::kThreads>(sK, p.k + kv, p.ks.row, k0, p.kv_len);
+      load_tile<BC, D, T::kKvStride, T::kThreads>(sV, p.v + kv, p.vs.row, k0, p.kv_len);
+    }
     __syncthreads();
 
     float m_tile = -INFINITY;
@@ -63,7 +71,7 @@ __global__ void __launch_bounds__(traits::RowSmem::Tile<D, BR, BC, L>::kThreads,
         }
         s = dot4(qv, kv, s);
       }
-      if (masked(p, row, k0 + j)) s = -INFINITY;
+      if (masked_after(p, last_key, k0 + j)) s = -INFINITY;
       s_row[j] = s;
       m_tile = fmaxf(m_tile, s);
     }
@@ -107,6 +115,9 @@ __global__ void __launch_bounds__(traits::RowSmem::Tile<D, BR, BC, L>::kThreads,
     }
   }
 
+  // The row again from the block and thread index: nothing held across the loop for the epilogue
+  // alone.
+  const int row = late_coords<kHeavyFirst>(p).q_tile * BR + late_thread_index();
   if (row < p.N) {
     const float inv_l = __fdividef(1.0f, l);  // l >= 1 (the max key contributes exp2(0)); no slow-path call
     float4* out = reinterpret_cast<float4*>(late_entry<kHeavyFirst>(p).o(p) + static_cast<long long>(row) * p.os.row);

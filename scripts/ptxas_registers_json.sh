@@ -31,7 +31,7 @@ fresh="$(awk '
   $1 ~ /^(row_smem|row_reg|warp_groups|regtile_2d|mma_3xtf32|mma_1xtf32)$/ && $6 == "regs" {
     printf "%s/%s/%sx%s/%s %d\n", $1, $2, $3, $4, $5, $7
   }
-  $1 ~ /^(w?mma16|decode)\// && $2 == "regs" { printf "%s %d\n", $1, $3 }' "$report")"
+  $1 ~ /^(mma16|wgmma16|decode)\// && $2 == "regs" { printf "%s %d\n", $1, $3 }' "$report")"
 [ -n "$fresh" ] || { echo "ptxas_registers_json: no kernels in the report" >&2; exit 1; }
 kept=""
 if [ -n "${ONLY:-}" ]; then

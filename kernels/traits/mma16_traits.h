@@ -217,8 +217,8 @@ struct Mma16 {
   // fragments of one P V k-step (d / 16 ldmatrix.x4, d / 4), S (Bc fp32) and P packed beside it
   // (Bc / 2), Q where it stays in registers (2 m16 tiles x d / 16 k-steps x 4 = d / 2), and 32 for
   // the softmax state of four rows, the ldmatrix bases and addressing. Fitted to ptxas -v on sm_90
-  // (nvcc 13.0, tests/data/ptxas_registers_sm90.json): every compiled instance within 7% (the
-  // worst d = 64, Bc = 64 with /qsmem: 208 for 222), the same blocks per SM on H100 and H200
+  // (nvcc 13.0, tests/data/ptxas_registers_sm90.json): every compiled instance within 6% (the
+  // worst d = 64, Bc = 64 with /qsmem: 208 for 220), the same blocks per SM on H100 and H200
   // (tests/kernels_registers_test.cpp); the d = 32 Bc = 128, d = 64 Bc = 128 and d = 128 Bc = 64
   // tiles reach the 255 cap.
   static constexpr int registers_estimate(const TileConfig& c) {
