@@ -7,6 +7,7 @@
 #include <unsupported/Eigen/NonLinearOptimization>
 #include <unsupported/Eigen/NumericalDiff>
 
+#include "model/decode_model.h"
 #include "model/predict.h"
 
 namespace flashtune::fit {
@@ -85,6 +86,12 @@ std::vector<std::string> default_free_coefficients() {
 }
 
 bool coefficient_informed(const std::string& name, const std::vector<const FitPoint*>& points) {
+  // The decode family's own coefficients: only its measurements read them.
+  if (model::decode_only_coefficient(name.c_str())) {
+    for (const FitPoint* p : points)
+      if (p->c.variant == Variant::Decode) return true;
+    return false;
+  }
   if (name != "tensor_efficiency" && name != "phase_overlap_exponent") return true;
   for (const FitPoint* p : points)
     if (p->geometry->per_kv_tile.mma > 0 || p->geometry->per_kv_tile.mma16 > 0) return true;
@@ -98,6 +105,7 @@ void check_coefficient_names(const std::vector<std::string>& names) {
 std::size_t min_points_for_fit(std::size_t free_count) { return 5 * std::max<std::size_t>(free_count, 1); }
 
 double predicted_time(const FitPoint& p, const model::GpuSpec& gpu, const model::Coefficients& k) {
+  if (p.c.variant == Variant::Decode && p.splits > 0) return model::predict_decode(p.w, p.c, gpu, k, p.splits).time_s;
   return model::predict(p.w, *p.geometry, gpu, k, p.registers).time_s;
 }
 
