@@ -137,7 +137,7 @@ DecodePrediction pick_decode_splits(const Workload& w, const TileConfig& c, cons
     if (used == last) continue;
     last = used;
     const DecodePrediction p = predict_decode(w, c, gpu, k, used);
-    if (p.time_s < 0.99 * best.time_s) best = p;
+    if (p.time_s < best.time_s) best = p;
   }
   return best;
 }

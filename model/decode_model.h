@@ -21,7 +21,9 @@
 //              combine_cycles + combine_split_cycles x splits;
 //   time       = split kernel + combine + launch_overhead_us.
 // pick_decode_splits evaluates every split count whose chunks keep at least the traits'
-// kMinChunkTiles key tiles per warp and keeps the fastest (ties: the fewer splits, within 1%).
+// kMinChunkTiles key tiles per warp and keeps the fastest (equal times: the fewer splits). No
+// margin in favour of fewer splits: what more splits cost (the combine, the blocks' fixed cost,
+// the waves) is in the times.
 #pragma once
 
 #include <string>
