@@ -91,7 +91,9 @@ TEST(DispatchGpu, DecodeWorkloadRunsTheModelsSplit) {
   w.kv_len = 8191;
   w.kv_group = 4;
   const Choice c = dispatcher.choose(w);
-  if (c.config.variant == Variant::Decode) EXPECT_GT(c.splits, 1) << c.why();
+  if (c.config.variant == Variant::Decode) {
+    EXPECT_GT(c.splits, 1) << c.why();
+  }
   cudaStream_t stream = nullptr;
   ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
   const AttentionInputs in = random_inputs(w, -1.0f, 1.0f, 13, stream);
