@@ -74,12 +74,12 @@ int fit_decode_command(const FitOptions& o) {
       fit::check_coefficient_names(free);
       std::vector<const fit::FitPoint*> points;
       for (const fit::FitPoint& p : sweeps.data.points) points.push_back(&p);
-      r = fit::fit_coefficients(points, gpu, start, free);
+      r = fit::fit_coefficients(points, gpu, start, free, fit::FitLoss::Absolute);
     } catch (const std::invalid_argument& e) {
       throw CommandError{kExitUsage, e.what()};
     }
-    text += "fitted on the sweeps (" + r.status + ", rms log error " + std::to_string(r.rms_log_start) + " -> " +
-            std::to_string(r.rms_log_end) + "):";
+    text += "fitted on the sweeps (least absolute log error; " + r.status + ", rms log error " +
+            std::to_string(r.rms_log_start) + " -> " + std::to_string(r.rms_log_end) + "):";
     for (const std::string& name : r.free)
       for (const model::CoefficientInfo& ci : model::coefficient_table())
         if (name == ci.name) text += " " + name + "=" + std::to_string(r.coefficients.*(ci.member));

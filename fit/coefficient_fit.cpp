@@ -1,5 +1,6 @@
 #include "fit/coefficient_fit.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -42,6 +43,7 @@ struct LogResiduals {
   const model::GpuSpec* gpu;
   model::Coefficients start;
   std::vector<const model::CoefficientInfo*> free;
+  bool absolute = false;
   mutable int evaluations = 0;
 
   int inputs() const { return int(free.size()); }
@@ -56,7 +58,8 @@ struct LogResiduals {
     const model::Coefficients k = coefficients(x);
     for (std::size_t i = 0; i < points->size(); ++i) {
       const FitPoint& p = *(*points)[i];
-      f[Eigen::Index(i)] = std::log(predicted_time(p, *gpu, k) / p.measured_s);
+      const double r = std::log(predicted_time(p, *gpu, k) / p.measured_s);
+      f[Eigen::Index(i)] = absolute ? r / std::sqrt(std::max(std::abs(r), 1e-3)) : r;
     }
     return 0;
   }
@@ -119,7 +122,7 @@ double rms_log_error(const std::vector<const FitPoint*>& points, const model::Gp
 }
 
 FitResult fit_coefficients(const std::vector<const FitPoint*>& points, const model::GpuSpec& gpu,
-                           const model::Coefficients& start, const std::vector<std::string>& asked) {
+                           const model::Coefficients& start, const std::vector<std::string>& asked, FitLoss loss) {
   std::vector<std::string> free, uninformed;
   for (const std::string& name : asked) (coefficient_informed(name, points) ? free : uninformed).push_back(name);
   if (free.empty()) {
@@ -133,6 +136,7 @@ FitResult fit_coefficients(const std::vector<const FitPoint*>& points, const mod
                                 std::to_string(points.size()) + " ok measurements, at least " + std::to_string(need) +
                                 " needed (5 per coefficient)");
   LogResiduals f;
+  f.absolute = loss == FitLoss::Absolute;
   f.points = &points;
   f.gpu = &gpu;
   f.start = start;
@@ -153,8 +157,15 @@ FitResult fit_coefficients(const std::vector<const FitPoint*>& points, const mod
   r.coefficients = f.coefficients(x);
   r.rms_log_end = rms_log_error(points, gpu, r.coefficients);
   r.evaluations = numeric.evaluations;
-  // Never hand back something worse than the start (a kink of the max() can mislead a step).
-  if (r.rms_log_end > r.rms_log_start) {
+  // Never hand back something worse than the start (a kink of the max() can mislead a step), by
+  // the loss that was minimised.
+  auto cost = [&](const model::Coefficients& k) {
+    if (loss == FitLoss::Squares) return rms_log_error(points, gpu, k);
+    double sum = 0;
+    for (const FitPoint* p : points) sum += std::abs(std::log(predicted_time(*p, gpu, k) / p->measured_s));
+    return sum;
+  };
+  if (cost(r.coefficients) > cost(start)) {
     r.coefficients = start;
     r.rms_log_end = r.rms_log_start;
     r.status += "; kept the start values (the fit did not improve on them)";
