@@ -14,7 +14,9 @@
 
 #include "commands.h"
 #include "exit_codes.h"
+#include "fit/decode_sweeps.h"
 #include "fit/fit_run.h"
+#include "profile/model_profile.h"
 #include "model/gpu_spec.h"
 #include "profile/output_file.h"
 #include "profile/profile_journal.h"
@@ -24,8 +26,8 @@ namespace flashtune::app {
 namespace {
 
 struct FitOptions {
-  std::string profile, free, residuals;
-  std::vector<std::string> cross, unseen, with;
+  std::string profile, free, residuals, gpu;
+  std::vector<std::string> cross, unseen, decode, with;
   std::string variants;
   std::string cv = "all";
   bool no_write = false, json = false, quiet = false;
@@ -39,7 +41,59 @@ std::vector<std::string> split_commas(const std::string& s) {
   return out;
 }
 
+// `flashtune fit --decode sweeps.jsonl...`: the decode model against measured split sweeps, with the
+// profile's coefficients (or the defaults without --profile); with --free, those coefficients
+// fitted on the sweeps (the same Levenberg-Marquardt fit) and the score again. Writes nothing.
+int fit_decode_command(const FitOptions& o) {
+  model::GpuSpec gpu;
+  model::Coefficients start;
+  std::string source = "default coefficients";
+  try {
+    if (!o.profile.empty()) {
+      const Profile p = load_profile(o.profile);
+      start = model_profile_of(p, o.profile).coefficients;
+      gpu = model::gpu_spec_by_name_or_file(p.gpu.spec);
+      source = o.profile + "'s coefficients";
+    } else {
+      gpu = model::gpu_spec_by_name_or_file(o.gpu.empty() ? "h100" : o.gpu);
+    }
+  } catch (const std::runtime_error& e) {
+    throw CommandError{kExitUsage, e.what()};
+  }
+  fit::DecodeSweeps sweeps;
+  try {
+    sweeps = fit::load_decode_sweeps(o.decode, gpu);
+  } catch (const fit::FitInputError& e) {
+    throw CommandError{kExitUsage, e.what()};
+  }
+  std::string text = "decode sweeps: " + sweeps.data.source + " on " + gpu.name + "\n";
+  text += "with " + source + ":\n" + fit::render_decode_score(fit::score_decode(sweeps, gpu, start), !o.quiet);
+  if (!o.free.empty()) {
+    std::vector<std::string> free = o.free == "decode" ? fit::default_decode_free_coefficients() : split_commas(o.free);
+    fit::FitResult r;
+    try {
+      fit::check_coefficient_names(free);
+      std::vector<const fit::FitPoint*> points;
+      for (const fit::FitPoint& p : sweeps.data.points) points.push_back(&p);
+      r = fit::fit_coefficients(points, gpu, start, free, fit::FitLoss::Absolute);
+    } catch (const std::invalid_argument& e) {
+      throw CommandError{kExitUsage, e.what()};
+    }
+    text += "fitted on the sweeps (least absolute log error; " + r.status + ", rms log error " +
+            std::to_string(r.rms_log_start) + " -> " + std::to_string(r.rms_log_end) + "):";
+    for (const std::string& name : r.free)
+      for (const model::CoefficientInfo& ci : model::coefficient_table())
+        if (name == ci.name) text += " " + name + "=" + std::to_string(r.coefficients.*(ci.member));
+    text += "\nwith the fitted coefficients:\n" + fit::render_decode_score(fit::score_decode(sweeps, gpu, r.coefficients), !o.quiet);
+    text += "(nothing written: model/coefficients.h holds the defaults, a profile's \"coefficients\" overrides them)\n";
+  }
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  return kExitOk;
+}
+
 int fit_command(const FitOptions& o) {
+  if (!o.decode.empty()) return fit_decode_command(o);
+  if (o.profile.empty()) throw CommandError{kExitUsage, "--profile is required (or --decode with split sweeps)"};
   fit::FitRunOptions fo;
   fo.profile = o.profile;
   fo.spec_dir = model::default_gpu_spec_dir();
@@ -151,8 +205,13 @@ int fit_command(const FitOptions& o) {
 void register_fit(CLI::App& app) {
   auto o = std::make_shared<FitOptions>();
   CLI::App* sub = app.add_subcommand("fit", "Fit the model's coefficients to a measured profile and report its accuracy");
-  sub->add_option("--profile", o->profile, "Measured profile (profiles/<gpu>.json); the coefficients are written into it")
-      ->required();
+  sub->add_option("--profile", o->profile, "Measured profile (profiles/<gpu>.json); the coefficients are written into it");
+  sub->add_option("--decode", o->decode,
+                  "Decode split sweeps (benchmarks/decode_bench JSON lines, docs/results/h100-decode-bench-*.jsonl): "
+                  "score the decode model on them (MAPE, the model's split against the measured best) with the "
+                  "--profile's coefficients or the defaults; with --free (\"decode\": the decode coefficients) fit "
+                  "those on the sweeps first. Writes nothing");
+  sub->add_option("--gpu", o->gpu, "With --decode and no --profile: the GPU spec (default h100)");
   // The count from the fit itself, so the help cannot drift from it.
   sub->add_option("--free", o->free, "Comma-separated coefficients to fit (default: the " +
                                          std::to_string(fit::default_free_coefficients().size()) +

@@ -189,6 +189,7 @@ json choice_json(const AutoChoice& a) {
     j["rank"] = c.rank;
     j["candidates"] = c.candidates;
   }
+  if (c.splits > 0) j["splits"] = c.splits;
   if (!c.note.empty()) j["note"] = c.note;
   return j;
 }
@@ -362,7 +363,10 @@ int run_command(const RunOptions& o) {
   std::vector<PairResult> results;
   std::vector<float> out_host;
   for (const TileConfig& c : configs) {
-    results.push_back(s.measure(c, pair_options(o)));
+    PairOptions po = pair_options(o);
+    // --auto on a decode config: the dispatcher's split (the model's), as attention_forward launches it.
+    if (chosen) po.decode_splits = chosen->choice.splits;
+    results.push_back(s.measure(c, po));
     // --out goes with a single config; the output of one that did not launch is not written.
     if (!results.back().output.empty()) out_host = std::move(results.back().output);
   }

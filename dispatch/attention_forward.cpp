@@ -1,8 +1,23 @@
 #include "dispatch/attention_forward.h"
 
+#include "kernels/decode_api.h"
 #include "kernels/registry.h"
 
 namespace flashtune {
+namespace {
+
+// The chosen kernel's launch; a decode config with the split count the dispatcher chose (the
+// model's), through the decode family's own launch.
+cudaError_t launch_choice(const KernelInstance* kernel, const Choice& choice, const AttentionTensors& t,
+                          const Workload& w, cudaStream_t stream) {
+  if (const DecodeKernel* decode = as_decode(kernel); decode && choice.splits > 0) {
+    if (!check_tensors(t, w)) return cudaErrorInvalidValue;
+    return decode->launch_decode(decode_problem(t, w), choice.splits, stream);
+  }
+  return kernel->launch(t, w, stream);
+}
+
+}  // namespace
 
 cudaError_t attention_forward(const AttentionTensors& t, const Workload& w, cudaStream_t stream,
                               const Dispatcher& dispatcher, Precision precision) {
@@ -19,13 +34,13 @@ cudaError_t attention_forward(const AttentionTensors& t, const Workload& w, cuda
       throw DispatchError(DispatchError::Kind::BadInput, choice.config.name() + ": " + s.reason);
     kernel = fallback;
   }
-  return kernel->launch(t, w, stream);
+  return launch_choice(kernel, choice, t, w, stream);
 }
 
 cudaError_t attention_forward(const float* q, const float* k, const float* v, float* o, const Workload& w,
                               cudaStream_t stream, const Dispatcher& dispatcher, Precision precision) {
   const Choice choice = dispatcher.choose(w, precision);
-  return find_kernel(choice.config)->launch(q, k, v, o, w, stream);
+  return launch_choice(find_kernel(choice.config), choice, AttentionTensors::packed(q, k, v, o, w), w, stream);
 }
 
 cudaError_t attention_forward(const float* q, const float* k, const float* v, float* o, long long B, long long N,

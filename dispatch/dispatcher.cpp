@@ -6,6 +6,7 @@
 
 #include "kernels/traits/variants.h"
 #include "model/config_catalog.h"
+#include "model/decode_model.h"
 #include "model/rank.h"
 #include "model/workload_limits.h"
 #include "profile/workload_set.h"
@@ -26,9 +27,11 @@ const char* choice_source_name(ChoiceSource s) {
 }
 
 std::string Choice::why() const {
-  if (source == ChoiceSource::ProfileBest) return "profile best for " + workload_name + ", measured " + ms_text(measured_ms);
+  const std::string split = splits > 0 ? ", " + std::to_string(splits) + (splits == 1 ? " split" : " splits") + " (model)" : "";
+  if (source == ChoiceSource::ProfileBest)
+    return "profile best for " + workload_name + ", measured " + ms_text(measured_ms) + split;
   return "model rank " + std::to_string(rank) + " of " + std::to_string(candidates) + ", predicted " +
-         ms_text(predicted_ms);
+         ms_text(predicted_ms) + split;
 }
 
 Dispatcher::Dispatcher(std::optional<DispatchProfile> profile, model::GpuSpec spec, DeviceLimits device)
@@ -73,6 +76,13 @@ Choice Dispatcher::choose_uncached(const Workload& w, Precision precision) const
   std::string note;
   std::optional<Choice> measured = profile_choice(w, precision, note);
   Choice c = measured ? *measured : model_choice(w, precision);
+  // The decode family's split: the model picks it, for a measured best too (a profile's decode
+  // measurement ran the traits' default split; its config name holds none).
+  if (c.config.variant == Variant::Decode) {
+    const model::Coefficients k = profile_ ? profile_->model.coefficients : model::Coefficients{};
+    const model::DecodePrediction d = model::pick_decode_splits(w, c.config, spec_, k);
+    c.splits = d.refusal.empty() ? d.splits : 0;
+  }
   c.precision = precision;
   c.note = note;
   return c;

@@ -85,7 +85,11 @@ struct Choice {
   int candidates = 0;         // model: configs ranked (compiled, of that d, admitted by the precision, the device can run)
   Precision precision = Precision::Fp32;  // the accuracy asked for (the config's is at least as good)
   std::string note;           // a matched workload whose best was not usable, and why; else empty
-  // "profile best for t10, measured 0.3511 ms" | "model rank 1 of 39, predicted 0.3500 ms"
+  // The decode family (split-KV): the split count to launch, the model's (model::pick_decode_splits
+  // with the profile's coefficients) whichever source chose the config; 0 for the other families.
+  int splits = 0;
+  // "profile best for t10, measured 0.3511 ms" | "model rank 1 of 39, predicted 0.3500 ms", and
+  // for a decode config ", 16 splits (model)"
   std::string why() const;
 };
 

@@ -1,5 +1,6 @@
 #include "fit/coefficient_fit.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -7,6 +8,7 @@
 #include <unsupported/Eigen/NonLinearOptimization>
 #include <unsupported/Eigen/NumericalDiff>
 
+#include "model/decode_model.h"
 #include "model/predict.h"
 
 namespace flashtune::fit {
@@ -41,6 +43,7 @@ struct LogResiduals {
   const model::GpuSpec* gpu;
   model::Coefficients start;
   std::vector<const model::CoefficientInfo*> free;
+  bool absolute = false;
   mutable int evaluations = 0;
 
   int inputs() const { return int(free.size()); }
@@ -55,7 +58,8 @@ struct LogResiduals {
     const model::Coefficients k = coefficients(x);
     for (std::size_t i = 0; i < points->size(); ++i) {
       const FitPoint& p = *(*points)[i];
-      f[Eigen::Index(i)] = std::log(predicted_time(p, *gpu, k) / p.measured_s);
+      const double r = std::log(predicted_time(p, *gpu, k) / p.measured_s);
+      f[Eigen::Index(i)] = absolute ? r / std::sqrt(std::max(std::abs(r), 1e-3)) : r;
     }
     return 0;
   }
@@ -85,6 +89,12 @@ std::vector<std::string> default_free_coefficients() {
 }
 
 bool coefficient_informed(const std::string& name, const std::vector<const FitPoint*>& points) {
+  // The decode family's own coefficients: only its measurements read them.
+  if (model::decode_only_coefficient(name.c_str())) {
+    for (const FitPoint* p : points)
+      if (p->c.variant == Variant::Decode) return true;
+    return false;
+  }
   if (name != "tensor_efficiency" && name != "phase_overlap_exponent") return true;
   for (const FitPoint* p : points)
     if (p->geometry->per_kv_tile.mma > 0 || p->geometry->per_kv_tile.mma16 > 0) return true;
@@ -98,6 +108,7 @@ void check_coefficient_names(const std::vector<std::string>& names) {
 std::size_t min_points_for_fit(std::size_t free_count) { return 5 * std::max<std::size_t>(free_count, 1); }
 
 double predicted_time(const FitPoint& p, const model::GpuSpec& gpu, const model::Coefficients& k) {
+  if (p.c.variant == Variant::Decode && p.splits > 0) return model::predict_decode(p.w, p.c, gpu, k, p.splits).time_s;
   return model::predict(p.w, *p.geometry, gpu, k, p.registers).time_s;
 }
 
@@ -111,7 +122,7 @@ double rms_log_error(const std::vector<const FitPoint*>& points, const model::Gp
 }
 
 FitResult fit_coefficients(const std::vector<const FitPoint*>& points, const model::GpuSpec& gpu,
-                           const model::Coefficients& start, const std::vector<std::string>& asked) {
+                           const model::Coefficients& start, const std::vector<std::string>& asked, FitLoss loss) {
   std::vector<std::string> free, uninformed;
   for (const std::string& name : asked) (coefficient_informed(name, points) ? free : uninformed).push_back(name);
   if (free.empty()) {
@@ -125,6 +136,7 @@ FitResult fit_coefficients(const std::vector<const FitPoint*>& points, const mod
                                 std::to_string(points.size()) + " ok measurements, at least " + std::to_string(need) +
                                 " needed (5 per coefficient)");
   LogResiduals f;
+  f.absolute = loss == FitLoss::Absolute;
   f.points = &points;
   f.gpu = &gpu;
   f.start = start;
@@ -145,8 +157,15 @@ FitResult fit_coefficients(const std::vector<const FitPoint*>& points, const mod
   r.coefficients = f.coefficients(x);
   r.rms_log_end = rms_log_error(points, gpu, r.coefficients);
   r.evaluations = numeric.evaluations;
-  // Never hand back something worse than the start (a kink of the max() can mislead a step).
-  if (r.rms_log_end > r.rms_log_start) {
+  // Never hand back something worse than the start (a kink of the max() can mislead a step), by
+  // the loss that was minimised.
+  auto cost = [&](const model::Coefficients& k) {
+    if (loss == FitLoss::Squares) return rms_log_error(points, gpu, k);
+    double sum = 0;
+    for (const FitPoint* p : points) sum += std::abs(std::log(predicted_time(*p, gpu, k) / p->measured_s));
+    return sum;
+  };
+  if (cost(r.coefficients) > cost(start)) {
     r.coefficients = start;
     r.rms_log_end = r.rms_log_start;
     r.status += "; kept the start values (the fit did not improve on them)";

@@ -47,7 +47,13 @@ double rms_log_error(const std::vector<const FitPoint*>& points, const model::Gp
 // and are listed in FitResult::uninformed. Throws std::invalid_argument when none is left, or when
 // points.size() < min_points_for_fit(the rest) (the message says how many are needed and how many
 // there are).
+// What the fit minimises over log(predicted / measured): Squares, the sum of squares (the default:
+// a tile choice's ranking); Absolute, the sum of absolute values (~ the MAPE, robust to a few
+// points the model does not describe; `fit --decode`, whose bar is a MAPE), through Levenberg-
+// Marquardt on residuals r / sqrt(max(|r|, 1e-3)).
+enum class FitLoss { Squares, Absolute };
 FitResult fit_coefficients(const std::vector<const FitPoint*>& points, const model::GpuSpec& gpu,
-                           const model::Coefficients& start, const std::vector<std::string>& free);
+                           const model::Coefficients& start, const std::vector<std::string>& free,
+                           FitLoss loss = FitLoss::Squares);
 
 }  // namespace flashtune::fit

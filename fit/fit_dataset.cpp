@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "kernels/traits/decode_traits.h"
 #include "model/occupancy.h"
 #include "model/predict.h"
 
@@ -52,6 +53,10 @@ FitDataset make_fit_dataset(const Profile& p, const std::string& source, const m
     pt.w = w->second;
     pt.c = *c;
     pt.geometry = &ds.catalog->analysis(*c);
+    // A profile's decode measurement ran KernelInstance::launch: the traits' default split.
+    if (c->variant == Variant::Decode)
+      pt.splits = traits::Decode::default_splits(*c, pt.w.B / pt.w.kv_group, pt.w.kv_group, pt.w.kv_group, pt.w.N,
+                                                 pt.w.keys(), gpu.sm_count);
     pt.registers = m.resources ? m.resources->registers : 0;
     pt.measured_s = m.timing->median_ms * 1e-3;
     const int regs = pt.registers > 0 ? pt.registers : pt.geometry->registers_estimate;

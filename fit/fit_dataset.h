@@ -22,6 +22,9 @@ struct FitPoint {
   const model::GeometryAnalysis* geometry = nullptr;  // owned by the dataset's catalog
   int registers = 0;                                  // compiled registers per thread (0: estimate)
   double measured_s = 0;                              // median
+  // Decode family: the split count the measurement launched (0: the traits' default, as a
+  // profile's config name holds no split). fit/decode_sweeps.h fills it.
+  int splits = 0;
 };
 
 struct FitDataset {

@@ -42,6 +42,27 @@ struct DecodeProblem {
   }
 };
 
+// A decode call from the registry's (tensors, workload): B = batch x query heads entries, the
+// heads from the strides, keys and the group from the workload.
+inline DecodeProblem decode_problem(const AttentionTensors& t, const Workload& w) {
+  DecodeProblem p;
+  p.q = t.q;
+  p.k = t.k;
+  p.v = t.v;
+  p.o = t.o;
+  p.strides = t.strides;
+  p.q_heads = static_cast<int>(t.strides.heads);
+  p.batch = t.strides.heads > 0 ? w.B / t.strides.heads : 0;
+  p.kv_group = w.kv_group;
+  p.nq = w.N;
+  p.keys = w.keys();
+  p.d = w.d;
+  p.causal = w.causal;
+  p.scale = w.scale;
+  p.dtype = w.dtype;
+  return p;
+}
+
 class DecodeKernel {
  public:
   virtual ~DecodeKernel() = default;

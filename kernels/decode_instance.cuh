@@ -16,27 +16,6 @@
 
 namespace flashtune::kernels {
 
-// A decode call from the registry's (tensors, workload): B = batch x query heads entries, the
-// heads from the strides, keys and the group from the workload.
-inline DecodeProblem decode_problem(const AttentionTensors& t, const Workload& w) {
-  DecodeProblem p;
-  p.q = t.q;
-  p.k = t.k;
-  p.v = t.v;
-  p.o = t.o;
-  p.strides = t.strides;
-  p.q_heads = static_cast<int>(t.strides.heads);
-  p.batch = t.strides.heads > 0 ? w.B / t.strides.heads : 0;
-  p.kv_group = w.kv_group;
-  p.nq = w.N;
-  p.keys = w.keys();
-  p.d = w.d;
-  p.causal = w.causal;
-  p.scale = w.scale;
-  p.dtype = w.dtype;
-  return p;
-}
-
 // The workspace pool: one per device, never trimmed (a decode launch reuses the last one's bytes
 // instead of mapping fresh memory, which would stall the stream behind a host call).
 cudaMemPool_t decode_workspace_pool(int device);

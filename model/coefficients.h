@@ -4,6 +4,8 @@
 #pragma once
 
 #include <array>
+#include <initializer_list>
+#include <string_view>
 
 namespace flashtune::model {
 
@@ -97,6 +99,31 @@ struct Coefficients {
   // Apart from tensor_efficiency, which holds what mma.sync loses on Hopper (0.45-0.6). Not fitted
   // by default (docs/fit.md): a fit without wgmma measurements cannot see it.
   double wgmma_efficiency = 0.79;
+
+  // ---- the decode family's memory-bound regime (model/decode_model.h, docs/model.md "Decode") ----
+  // Fitted on the H100 split sweeps (docs/results/h100-decode-bench-*.jsonl, 816 timings) by
+  // `flashtune fit --decode ... --free decode` (least absolute log error), the others at their
+  // defaults; no tiled measurement reads them.
+  // Fraction of the datasheet DRAM bandwidth a read-only stream reaches: decode reads K and V once
+  // and writes almost nothing, so the bus never turns around as in the copy that sets
+  // dram_efficiency (H100: 8 x 32 heads x 65536 keys read 3.11 TB/s, 3.13 with the write-back, where
+  // the copy moves 3.02 TB/s of reads and writes).
+  double stream_dram_efficiency = 0.969;
+  // DRAM streams (blocks reading distinct K/V chunks, one per SM) at which a wave gets half of that
+  // bandwidth: a wave of n streams gets n / (n + stream_knee_blocks) of it (Little's law with a
+  // latency that grows as the bytes in flight approach the bandwidth).
+  double stream_knee_blocks = 7.84;
+  // Fraction of the L2 still dirty when a cold-L2 call starts (the timing harness flushes it with
+  // writes): written back to DRAM beside the call's first wave of reads.
+  double cold_l2_dirty_fraction = 0.579;
+  // Cycles a decode block costs beyond its streaming: start, Q rows, the warps' merge and its
+  // partial's write (a few KB, against the tiled families' block_latency_cycles for a whole tile).
+  double decode_block_cycles = 412.0;
+  // The combine pass (splits > 1): a fixed part (its launch behind the split kernel, its blocks'
+  // start and the output's write) and a part per split that each warp walks (one dependent L2
+  // round trip per split and pass).
+  double combine_cycles = 10090.0;
+  double combine_split_cycles = 1049.0;
 };
 
 struct CoefficientInfo {
@@ -106,7 +133,7 @@ struct CoefficientInfo {
 };
 
 // Name <-> member table for profile I/O and, later, fitting (stable order).
-inline constexpr std::array<CoefficientInfo, 19> coefficient_table() {
+inline constexpr std::array<CoefficientInfo, 25> coefficient_table() {
   return {{
       {"fp32_efficiency", &Coefficients::fp32_efficiency, 0.01, 1.0},
       {"sfu_efficiency", &Coefficients::sfu_efficiency, 0.01, 1.0},
@@ -127,7 +154,21 @@ inline constexpr std::array<CoefficientInfo, 19> coefficient_table() {
       {"memory_overlap_exponent", &Coefficients::memory_overlap_exponent, 1.0, 64.0},
       {"phase_overlap_exponent", &Coefficients::phase_overlap_exponent, 1.0, 64.0},
       {"wgmma_efficiency", &Coefficients::wgmma_efficiency, 0.01, 1.0},
+      {"stream_dram_efficiency", &Coefficients::stream_dram_efficiency, 0.01, 1.0},
+      {"stream_knee_blocks", &Coefficients::stream_knee_blocks, 0.0, 1e3},
+      {"cold_l2_dirty_fraction", &Coefficients::cold_l2_dirty_fraction, 0.0, 1.0},
+      {"decode_block_cycles", &Coefficients::decode_block_cycles, 0.0, 1e5},
+      {"combine_cycles", &Coefficients::combine_cycles, 0.0, 1e6},
+      {"combine_split_cycles", &Coefficients::combine_split_cycles, 0.0, 1e5},
   }};
+}
+
+// The decode family's own coefficients (read by model/decode_model.cpp only).
+inline bool decode_only_coefficient(const char* name) {
+  for (const char* d : {"stream_dram_efficiency", "stream_knee_blocks", "cold_l2_dirty_fraction", "decode_block_cycles",
+                        "combine_cycles", "combine_split_cycles"})
+    if (std::string_view(name) == d) return true;
+  return false;
 }
 
 }  // namespace flashtune::model

@@ -13,20 +13,24 @@ using traits::Decode;
 
 // One warp's serial work on one tile of Bc keys, in cycles. 16-bit: the dependent mma.sync /
 // ldmatrix steps of Q K^T (d / 16 k-steps) and P V (Bc / 16), ~33 cycles each on Hopper, per m16
-// tile; fp32: one instruction per cycle of the warp's FP32 work (the traits' counts). Beside it a
-// fixed part for the softmax's dependent shuffles and exponentials, the cp.async issue with its
-// address arithmetic and the ring's wait: kTileFixedCycles, set so that one block of the bf16
-// d = 128 Br 16 Bc 32 config streams the ~80 GB/s measured on the H100 with 1 to 4 blocks per
-// K/V head (docs/results/h100-decode-bench-bf16-run1.jsonl, 8 K/V heads x 32768 keys).
+// tile; fp32: the traits' instruction counts at one per cycle of the warp, stretched by
+// latency_warps / resident warps where too few warps share a scheduler to hide the FFMA and
+// shared-memory latencies (the tiled families' rule: one decode block of 4 warps per SM has one
+// warp per scheduler). Beside it a fixed part for the softmax's dependent shuffles and
+// exponentials, the cp.async issue with its address arithmetic and the ring's wait:
+// kTileFixedCycles, set so that one block of the bf16 d = 128 Br 16 Bc 32 config streams the
+// ~79 GB/s measured on the H100 with 1 block per K/V head (8 K/V heads x 16384 keys: 0.1125 ms for
+// 8 x 8.4 MB; docs/results/h100-decode-bench-bf16-run1.jsonl).
 constexpr double kStepCycles = 33.0;
 constexpr double kTileFixedCycles = 1300.0;
 
-double tile_cycles(const TileConfig& c) {
+double tile_cycles(const TileConfig& c, const Coefficients& k, int blocks_per_sm) {
   if (Decode::uses_mma(c.dtype)) return kStepCycles * (c.d / 16.0 + c.Bc / 16.0) * (c.Br / 16.0) + kTileFixedCycles;
   const KernelGeometry g = Decode::geometry(c);
   const TileInstructionCounts& n = g.per_kv_tile;
   const double warp_instructions = (n.ffma + n.fp32_other + n.exp + n.shuffles) / 32.0 / Decode::kWarps;
-  return warp_instructions + kTileFixedCycles;
+  const double resident_warps = double(Decode::kWarps) * std::max(1, blocks_per_sm);
+  return warp_instructions * std::max(1.0, k.latency_warps / resident_warps) + kTileFixedCycles;
 }
 }  // namespace
 
@@ -60,61 +64,60 @@ DecodePrediction predict_decode(const Workload& w, const TileConfig& c, const Gp
   p.blocks = s.blocks;
   p.blocks_per_sm = occ.blocks_per_sm;
 
+  // Bytes: K and V once per K/V head (the group's query heads are one block's packed rows), Q and
+  // O once; the row tiles after the first of a chunk run beside it (row tile fastest in the grid)
+  // and read its K/V from L2.
   const double kv_bytes = 2.0 * e * double(kv_entries) * double(keys) * c.d;
   const double qo_bytes = 2.0 * e * double(w.B) * double(w.N) * c.d;
-  // A cold start: the L2 holds the previous work's dirty lines (in the measurements, the flush's
-  // 2 x L2 bytes of zeros), written back to DRAM while this kernel reads. About 17 us of a 134 MB
-  // call on the H100, the same for SDPA's kernels timed the same way.
-  const double writeback_bytes = double(gpu.l2_bytes);
+  // A cold start: the L2's dirty lines of the previous work (in the measurements, the flush's
+  // zeros) are written back to DRAM while the first wave reads.
+  const double writeback_bytes = k.cold_l2_dirty_fraction * double(gpu.l2_bytes);
   p.dram_bytes = kv_bytes + qo_bytes + writeback_bytes;
   p.l2_bytes = kv_bytes * (s.row_tiles - 1);
-  // A block's K/V bytes (chunks of equal length; the last may be shorter) and its math.
+  // A block's K/V bytes (chunks of equal length; the last may be shorter).
   const double block_bytes = kv_bytes / double(kv_entries * s.splits);
-  const double block_keys = double(keys) / s.splits;
+  // R_block: what one block can stream alone (its warps' tiles over their serial work on them).
   p.stream_bytes_per_s_per_block =
-      Decode::kWarps * double(Decode::kv_tile_bytes(c)) * 2.0 / (tile_cycles(c) / clock);
-  const double block_flops = Decode::uses_mma(c.dtype) ? 4.0 * c.Br * block_keys * c.d : 0.0;
-  const double block_fp32 = Decode::uses_mma(c.dtype) ? 0.0 : 2.0 * c.Br * block_keys * c.d;  // FFMA
-  const double tensor_rate = Decode::uses_mma(c.dtype)
-                                 ? gpu.tensor_flops_per_clock_per_sm(c.dtype) * clock * k.tensor_efficiency
-                                 : 1.0;
-  const double fp32_rate = gpu.fp32_lanes_per_sm * clock * k.fp32_efficiency;
-  const double dram_rate = gpu.dram_bytes_per_s() * k.dram_efficiency;
-  const double block_latency = k.block_latency_cycles / clock;
+      Decode::kWarps * double(Decode::kv_tile_bytes(c)) * 2.0 / (tile_cycles(c, k, occ.blocks_per_sm) / clock);
+  const double read_rate = gpu.dram_bytes_per_s() * k.stream_dram_efficiency;
+  const double block_cost = k.decode_block_cycles / clock;
 
+  // Waves of SMs x blocks per SM. A wave of n blocks reads n / row tiles distinct chunks (streams)
+  // at read_rate x streams / (streams + knee), and no block faster than R_block: the too-few-blocks
+  // regime (one split of 8 K/V heads: 8 blocks at ~79 GB/s each) and DRAM's (128 blocks: 3 TB/s).
   const long long slots = static_cast<long long>(gpu.sm_count) * occ.blocks_per_sm;
   p.waves = double(s.blocks) / double(slots);
-  // DRAM and the blocks' streaming limit overlap in part: with too few blocks the bandwidth
-  // falls off gradually, not at a corner (H100: 64 blocks of one K/V stream each pulled 2.5 TB/s,
-  // 128 blocks 2.85 TB/s, where 64 x ~80 GB/s would allow both). smax with the fitted
-  // memory_overlap_exponent, as the tiled families combine their SM work and memory terms.
-  const double q = k.memory_overlap_exponent;
-  auto smax = [q](double a, double b) { return std::pow(std::pow(a, q) + std::pow(b, q), 1.0 / q); };
-  double dram_t = writeback_bytes / dram_rate, stream_t = 0, compute_t = 0, total = dram_t;
-  for (long long left = s.blocks; left > 0; left -= slots) {
-    const long long n = std::min(left, slots);
-    const double per_sm = std::ceil(double(n) / gpu.sm_count);
-    // Row tiles after the first of a chunk read it from L2 (counted below, not here).
-    const double dram = double(n) / s.row_tiles * block_bytes / dram_rate;
+  double dram_t = 0, stream_t = 0, total = 0;
+  auto wave = [&](long long n, double extra_bytes, long long count) {
+    if (n <= 0 || count <= 0) return;
+    const double streams = double(n) / s.row_tiles;
+    const double rate = read_rate * streams / (streams + k.stream_knee_blocks);
+    const double dram = (streams * block_bytes + extra_bytes) / rate;
     const double stream = block_bytes / p.stream_bytes_per_s_per_block;
-    const double compute = per_sm * (block_flops / tensor_rate + block_fp32 / fp32_rate);
-    dram_t += dram;
-    stream_t += stream;
-    compute_t += compute;
-    total += std::max(smax(dram, stream), compute) + block_latency;
+    dram_t += double(count) * dram;
+    stream_t += double(count) * stream;
+    total += double(count) * (std::max(dram, stream) + block_cost);
+  };
+  // The first wave also carries the write-back and Q, O; full waves alike; then the last, partial one.
+  const long long full = s.blocks / slots, rest = s.blocks % slots;
+  const double extra = writeback_bytes + qo_bytes;
+  if (full > 0) {
+    wave(slots, extra, 1);
+    wave(slots, 0.0, full - 1);
+    wave(rest, 0.0, 1);
+  } else {
+    wave(rest, extra, 1);
   }
   const double l2_t = p.l2_bytes / (gpu.l2_bytes_per_s() * k.l2_efficiency);
-  total = std::max(total, l2_t + block_latency);
+  total = std::max(total, l2_t + block_cost);
   p.split_kernel_s = total;
-  p.bound = l2_t > std::max({dram_t, stream_t, compute_t}) ? "l2"
-            : dram_t >= std::max(stream_t, compute_t)      ? "dram"
-            : stream_t >= compute_t                        ? "stream"
-                                                           : "compute";
+  p.bound = l2_t > std::max(dram_t, stream_t) ? "l2" : dram_t >= stream_t ? "dram" : "stream";
   if (s.splits > 1) {
+    // The partials (max, sum and d floats of O per packed row and split), written by the split
+    // kernel and read by the combine through L2; the combine's fixed part and its walk over the splits.
     p.workspace_bytes = 4.0 * double(kv_entries) * s.rows * s.splits * (c.d + 2.0);
-    // Written by the split kernel, read by the combine, both through L2; one more launch.
-    p.combine_s = 2.0 * p.workspace_bytes / (gpu.l2_bytes_per_s() * k.l2_efficiency) + block_latency +
-                  k.launch_overhead_us * 1e-6;
+    p.combine_s = 2.0 * p.workspace_bytes / (gpu.l2_bytes_per_s() * k.l2_efficiency) +
+                  (k.combine_cycles + k.combine_split_cycles * s.splits) / clock;
   }
   p.launch_s = k.launch_overhead_us * 1e-6;
   p.time_s = p.split_kernel_s + p.combine_s + p.launch_s;
@@ -126,8 +129,7 @@ DecodePrediction pick_decode_splits(const Workload& w, const TileConfig& c, cons
   if (!best.refusal.empty()) return best;
   const Decode::Shape one = Decode::shape(c, w.B / w.kv_group, w.kv_group, w.kv_group, w.N, w.keys(), 1);
   // The split counts whose chunks keep at least the traits' kMinChunkTiles key tiles per warp
-  // (below, the H100 sweeps ran 5-10% slower than the model says: per-block start-up the model
-  // does not yet count).
+  // (shorter chunks only add blocks' fixed costs and the combine's walk).
   const long long most = std::max<long long>(1, std::min<long long>(one.block_tiles / Decode::kMinChunkTiles, 1024));
   int last = 1;
   for (long long asked = 2; asked <= most; ++asked) {
@@ -135,7 +137,7 @@ DecodePrediction pick_decode_splits(const Workload& w, const TileConfig& c, cons
     if (used == last) continue;
     last = used;
     const DecodePrediction p = predict_decode(w, c, gpu, k, used);
-    if (p.time_s < 0.99 * best.time_s) best = p;
+    if (p.time_s < best.time_s) best = p;
   }
   return best;
 }

@@ -1,26 +1,29 @@
-// The decode family's model (first mechanistic version): the memory-bound regime with splits, from
-// the traits (kernels/traits/decode_traits.h) and the same coefficients as every family
-// (dram_efficiency, l2_efficiency, fp32/tensor efficiencies, block_latency_cycles,
-// launch_overhead_us). Host-only C++17. docs/model.md, "Decode" says what each term stands for.
+// The decode family's model: the memory-bound regime with splits, from the traits
+// (kernels/traits/decode_traits.h: shape, kv_tile_bytes, smem_bytes, registers_estimate, geometry)
+// and the coefficients (model/coefficients.h): the shared l2_efficiency, latency_warps and
+// launch_overhead_us, and the decode family's own six (stream_dram_efficiency, stream_knee_blocks,
+// cold_l2_dirty_fraction, decode_block_cycles, combine_cycles, combine_split_cycles), fitted on the
+// H100 split sweeps by `flashtune fit --decode`. Host-only C++17. docs/model.md, "Decode".
 //
 //   blocks     = K/V entries x row tiles x splits, k = blocks per SM (occupancy from the traits),
-//              waves of SMs x k blocks;
-//   per block  streams its chunk of K and V (2 x chunk keys x d x element bytes) at most at
-//              R_block = kWarps x (tile bytes) / t_tile, t_tile = one warp's serial work on a tile
-//              (mma.sync and ldmatrix latencies along the chain for 16-bit, the instruction count at
-//              one per cycle for fp32 SIMT, plus the softmax and the copies' issue);
-//   wave time  = max(smax_m(DRAM: n x block bytes / (DRAM bandwidth x dram_efficiency),
-//                           stream: block bytes / R_block),
-//                    compute: k x block FLOPs / (the pipe's rate x its efficiency))
-//              (smax_m with memory_overlap_exponent: the bandwidth falls off gradually as the
-//               blocks get fewer), plus once the write-back of the L2's dirty lines (L2 bytes)
-//              + block_latency_cycles / clock (a block's start, first tile and merge);
-//              row tiles after the first of a chunk read its K/V from L2 (they run together:
-//              row tile fastest in the grid), at L2 bandwidth;
-//   combine    (splits > 1) the workspace written and read once through L2, one more launch;
-//   time       = sum of waves + combine + launch_overhead_us.
+//                in waves of SMs x k blocks;
+//   R_block    one block's streaming rate, kWarps x (K + V tile bytes) / t_tile, t_tile a warp's
+//              serial work on a tile (mma.sync / ldmatrix steps for 16-bit, the fp32 instruction
+//              count stretched by latency_warps / resident warps for SIMT, plus a fixed part);
+//   per wave   n blocks read n / row tiles chunks (streams) at
+//              DRAM x stream_dram_efficiency x streams / (streams + stream_knee_blocks);
+//              wave time = max(its bytes over that rate, one block's chunk / R_block)
+//                          + decode_block_cycles; the first wave also carries the L2's dirty lines
+//              (cold_l2_dirty_fraction x L2 bytes) and Q, O;
+//   L2         row tiles after the first of a chunk read it from L2: the split kernel takes at
+//              least those bytes over L2 bandwidth x l2_efficiency;
+//   combine    (splits > 1) the fp32 partials written and read once through L2, plus
+//              combine_cycles + combine_split_cycles x splits;
+//   time       = split kernel + combine + launch_overhead_us.
 // pick_decode_splits evaluates every split count whose chunks keep at least the traits'
-// kMinChunkTiles key tiles per warp and keeps the fastest (ties: the fewer splits, within 1%).
+// kMinChunkTiles key tiles per warp and keeps the fastest (equal times: the fewer splits). No
+// margin in favour of fewer splits: what more splits cost (the combine, the blocks' fixed cost,
+// the waves) is in the times.
 #pragma once
 
 #include <string>
@@ -40,7 +43,7 @@ struct DecodePrediction {
   double dram_bytes = 0, l2_bytes = 0, workspace_bytes = 0;
   double stream_bytes_per_s_per_block = 0;  // R_block
   double split_kernel_s = 0, combine_s = 0, launch_s = 0, time_s = 0;
-  std::string bound;  // "dram", "stream" (too few blocks for the bandwidth), "compute", "l2"
+  std::string bound;  // "dram", "stream" (too few blocks for the bandwidth, or the SIMT math per tile), "l2"
 };
 
 // Workload: B = batch x query heads, N = query rows per head, kv_len keys, kv_group query heads

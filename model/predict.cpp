@@ -161,19 +161,21 @@ std::optional<std::string> instruction_set_refusal(const TileConfig& c, const Gp
 
 namespace {
 // The decode family is modelled on its own (model/decode_model.h: bytes, waves of split blocks,
-// the combine) at the traits' default split; its figures in the Prediction every caller reads.
+// the combine) at the split count the model picks (pick_decode_splits: the one the dispatcher
+// launches); its figures in the Prediction every caller reads.
 Prediction predict_decode_family(const Workload& w, const GeometryAnalysis& g, const GpuSpec& gpu, const Coefficients& c,
                                  int registers_per_thread) {
   Prediction p;
   p.registers_from_profile = registers_per_thread > 0;
   p.registers_per_thread = registers_per_thread > 0 ? registers_per_thread : g.registers_estimate;
   p.occupancy = compute_occupancy(gpu, g.threads_per_block, p.registers_per_thread, g.smem_bytes);
-  const DecodePrediction d = predict_decode(w, g.config, gpu, c, 0);
+  const DecodePrediction d = pick_decode_splits(w, g.config, gpu, c);
   if (!d.refusal.empty() || !p.occupancy.refusal.empty()) {
     p.refusal = d.refusal.empty() ? p.occupancy.refusal : d.refusal;
     return p;
   }
   p.time_s = d.time_s;
+  p.decode_splits = d.splits;
   p.overhead_s = d.combine_s + d.launch_s;
   p.pipes.dram = d.bound == "dram" ? d.split_kernel_s : 0;
   p.pipes.latency = d.bound == "stream" ? d.split_kernel_s : 0;

@@ -72,6 +72,9 @@ struct Prediction {
   Pipe bound = Pipe::Fp32;
   PipeTimes pipes;
   double overhead_s = 0;  // block latencies + launch
+  // The decode family: the split count the model picks (pick_decode_splits), the one its time is
+  // for and the one the dispatcher launches; 0 for the other families.
+  int decode_splits = 0;
   double imbalance = 1;   // causal: scheduled time / the waves of mean blocks (block_schedule.h)
   int registers_per_thread = 0;
   bool registers_from_profile = false;

@@ -19,6 +19,7 @@
 #include "kernels/traits/variants.h"
 #include "model/config_catalog.h"
 #include "model/data_dir.h"
+#include "model/decode_model.h"
 #include "model/gpu_spec.h"
 #include "model/predict.h"
 #include "model/profile.h"
@@ -391,6 +392,61 @@ TEST_F(DispatchPrecision, ModelRanksTf32ConfigsOnlyUnderTf32) {
       EXPECT_LE(loose.candidates, strict.candidates + tf32_configs);
     }
   }
+}
+
+// Decode (issue 26): the dispatcher chooses the family and the split, the model being the one
+// place that chooses the split (model::pick_decode_splits with the dispatcher's coefficients).
+Workload decode_workload(long long batch, int q_heads, int kv_heads, long long nq, long long keys) {
+  Workload w;
+  w.B = batch * q_heads;
+  w.N = nq;
+  w.d = 128;
+  w.dtype = DType::Bf16;
+  w.kv_len = keys;
+  w.kv_group = q_heads / kv_heads;
+  return w;
+}
+
+TEST(DispatchDecode, ChoosesTheDecodeFamilyAndTheModelsSplit) {
+  const Dispatcher d = Dispatcher::from_files("", "h100", ProfileDefault::SpecOnly);
+  // One sequence, 32 query heads over 8 K/V heads, 32768 cached keys: 8 K/V entries cannot fill
+  // 132 SMs, so the keys are split.
+  const Workload w = decode_workload(1, 32, 8, 1, 32768);
+  const Choice c = d.choose(w, Precision::Fp32);
+  ASSERT_EQ(c.config.variant, Variant::Decode) << c.config.name() << " " << c.why();
+  const model::DecodePrediction m = model::pick_decode_splits(w, c.config, d.spec(), model::Coefficients{});
+  ASSERT_TRUE(m.refusal.empty()) << m.refusal;
+  EXPECT_EQ(c.splits, m.splits);
+  EXPECT_GT(c.splits, 1);
+  EXPECT_NE(c.why().find(std::to_string(c.splits) + " splits (model)"), std::string::npos) << c.why();
+  // The ranking's time is the one at that split.
+  EXPECT_NEAR(c.predicted_ms, m.time_s * 1e3, 1e-9);
+  // Enough K/V entries to fill the GPU: one split, no combine.
+  const Choice big = d.choose(decode_workload(16, 32, 8, 1, 8192), Precision::Fp32);
+  ASSERT_EQ(big.config.variant, Variant::Decode) << big.config.name();
+  EXPECT_EQ(big.splits, 1);
+}
+
+TEST(DispatchDecode, TiledWorkloadsHaveNoSplit) {
+  const Dispatcher d = Dispatcher::from_files("", "h100", ProfileDefault::SpecOnly);
+  Workload w;
+  w.B = 64, w.N = 1024, w.d = 64;
+  const Choice c = d.choose(w);
+  EXPECT_NE(c.config.variant, Variant::Decode);
+  EXPECT_EQ(c.splits, 0);
+  EXPECT_EQ(c.why().find("split"), std::string::npos);
+}
+
+TEST(DispatchDecode, ShippedProfileCoefficientsPickTheSplit) {
+  // With the shipped H100 profile (its fitted coefficients; the decode ones at their defaults when
+  // it holds none), the split is still the model's under those coefficients.
+  const Dispatcher d = Dispatcher::from_files("", "h100");
+  const Workload w = decode_workload(1, 32, 32, 1, 16384);
+  const Choice c = d.choose(w, Precision::Fp32);
+  if (c.config.variant != Variant::Decode) GTEST_SKIP() << "the profile's choice is " << c.config.name();
+  const model::Coefficients k = d.profile() ? d.profile()->model.coefficients : model::Coefficients{};
+  EXPECT_EQ(c.splits, model::pick_decode_splits(w, c.config, d.spec(), k).splits);
+  EXPECT_GE(c.splits, 1);
 }
 
 }  // namespace

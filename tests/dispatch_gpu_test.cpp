@@ -12,6 +12,7 @@
 #include "dispatch/attention_forward.h"
 #include "gpu_test_support.h"
 #include "kernels/reference.h"
+#include "kernels/traits/variants.h"
 #include "model/gpu_spec.h"
 #include "tuner/device_buffer.h"
 #include "tuner/verify.h"
@@ -74,6 +75,40 @@ TEST(DispatchGpu, UnmeasuredWorkloadRunsTheModelPick) {
   const ErrorStats e = forward_against_reference(w, dispatcher, 12);
   EXPECT_TRUE(e.passes(kRelL2Tolerance)) << c.config.name() << ": rel_l2 " << e.rel_l2 << ", " << e.nonfinite
                                          << " non-finite";
+}
+
+// Decode (issue 26): a KV-cache workload through attention_forward runs the decode family at the
+// split the dispatcher chose (the model's), through DecodeKernel::launch_decode; checked against
+// the double reference. fp32 operands (the pointer overload); one sequence of 32 query heads over 8
+// K/V heads against 8191 cached keys (a tail tile), so the model splits the keys.
+TEST(DispatchGpu, DecodeWorkloadRunsTheModelsSplit) {
+  SKIP_WITHOUT_GPU();
+  const Dispatcher dispatcher = Dispatcher::for_device(0);
+  Workload w;
+  w.B = 32;
+  w.N = 1;
+  w.d = 128;
+  w.kv_len = 8191;
+  w.kv_group = 4;
+  const Choice c = dispatcher.choose(w);
+  if (c.config.variant == Variant::Decode) {
+    EXPECT_GT(c.splits, 1) << c.why();
+  }
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  const AttentionInputs in = random_inputs(w, -1.0f, 1.0f, 13, stream);
+  DeviceBuffer<float> o(in.elements());
+  ASSERT_EQ(cudaMemsetAsync(o.data(), 0xFF, in.elements() * sizeof(float), stream), cudaSuccess);  // NaN
+  ASSERT_EQ(attention_forward(in.q.data(), in.k.data(), in.v.data(), o.data(), w, stream, dispatcher), cudaSuccess)
+      << c.why();
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  std::vector<float> out(in.elements());
+  ASSERT_EQ(cudaMemcpy(out.data(), o.data(), out.size() * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+  const std::vector<double> ref = reference_on_host(in, stream);
+  cudaStreamDestroy(stream);
+  const ErrorStats e = compare_to_reference(out.data(), ref.data(), out.size());
+  EXPECT_TRUE(e.passes(kRelL2Tolerance)) << c.config.name() << " (" << c.why() << "): rel_l2 " << e.rel_l2 << ", "
+                                         << e.nonfinite << " non-finite";
 }
 
 }  // namespace

@@ -15,7 +15,7 @@ foreach(t model_bank_sim_test model_counts_test model_occupancy_test model_gpu_s
   target_compile_definitions(${t} PRIVATE FLASHTUNE_TEST_GPU_DIR="${PROJECT_SOURCE_DIR}/configs/gpus")
 endforeach()
 # The decode family's traits and model, and the model against the H100 split sweeps in docs/results.
-flashtune_add_test(model_decode_test SOURCES model_decode_test.cpp LIBS flashtune_model nlohmann_json::nlohmann_json)
+flashtune_add_test(model_decode_test SOURCES model_decode_test.cpp LIBS flashtune_fit nlohmann_json::nlohmann_json)
 target_compile_definitions(model_decode_test PRIVATE FLASHTUNE_TEST_GPU_DIR="${PROJECT_SOURCE_DIR}/configs/gpus"
   FLASHTUNE_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 target_link_libraries(model_predict_test PRIVATE flashtune_profile)

@@ -10,12 +10,17 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "kernels/traits/decode_traits.h"
 #include "kernels/traits/variants.h"
 #include "model/coefficients.h"
 #include "model/decode_model.h"
 #include "model/gpu_spec.h"
+#include "fit/coefficient_fit.h"
+#include "fit/decode_sweeps.h"
+#include "profile/model_profile.h"
+#include "profile/profile.h"
 
 namespace flashtune {
 namespace {
@@ -122,72 +127,81 @@ TEST(DecodeModel, RefusesWhatTheFamilyDoesNotServe) {
   EXPECT_FALSE(model::predict_decode(w, bf16_d128(), gpu, {}, 0).refusal.empty());
 }
 
-// The model against the measured split sweeps (docs/results/h100-decode-bench-bf16-*.jsonl, the
-// tuner's harness, L2 flushed): MAPE over every timed (shape, config, split), and per swept shape
-// the measured time at the model's split against the best measured. Prints the figures that
-// docs/model.md quotes; the bounds are this first version's, to be tightened as it improves.
+// The model against the measured split sweeps (docs/results/h100-decode-bench-*.jsonl, the
+// tuner's harness, L2 flushed; bf16 and fp32): MAPE over every timed (shape, config, split), and
+// per swept shape the measured time at the model's split against the best measured. The figures
+// that docs/model.md quotes, the same lines `flashtune fit --decode <those files>` prints.
+std::vector<std::string> h100_sweeps() {
+  std::vector<std::string> paths;
+  for (const char* f : {"h100-decode-bench-bf16-run1.jsonl", "h100-decode-bench-bf16-run2.jsonl",
+                        "h100-decode-bench-fp32-run1.jsonl"})
+    paths.push_back(std::string(FLASHTUNE_SOURCE_DIR) + "/docs/results/" + f);
+  return paths;
+}
+
 TEST(DecodeModel, AgainstTheH100SplitSweeps) {
   const model::GpuSpec gpu = h100();
-  const model::Coefficients k;
-  using Key = std::tuple<int, int, int, int, long long, int, std::string>;
-  std::map<Key, std::map<int, double>> sweeps;  // measured ms per split, one config per shape
-  double ape = 0;
-  int n = 0;
-  for (const char* run : {"run1", "run2"}) {
-  const std::string path = std::string(FLASHTUNE_SOURCE_DIR) + "/docs/results/h100-decode-bench-bf16-" + run + ".jsonl";
-  std::ifstream in(path);
-  if (!in) GTEST_SKIP() << "no " << path;
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty() || line[0] != '{') continue;
-    const auto j = nlohmann::json::parse(line);
-    const auto c = parse_config_name(j.at("config").get<std::string>());
-    ASSERT_TRUE(c);
-    Workload w;
-    w.B = j.at("batch").get<long long>() * j.at("q_heads").get<int>();
-    w.N = j.at("nq").get<int>();
-    w.d = j.at("d").get<int>();
-    w.dtype = c->dtype;
-    w.kv_len = j.at("keys").get<long long>();
-    w.kv_group = j.at("q_heads").get<int>() / j.at("kv_heads").get<int>();
-    const int splits = j.at("splits").get<int>();
-    const double ms = j.at("median_ms").get<double>();
-    const model::DecodePrediction p = model::predict_decode(w, *c, gpu, k, splits);
-    ASSERT_TRUE(p.refusal.empty()) << p.refusal;
-    ape += std::abs(p.time_s * 1e3 - ms) / ms;
-    ++n;
-    if (!j.at("default_split").get<bool>())
-      sweeps[{j.at("batch").get<int>(), j.at("q_heads").get<int>(), j.at("kv_heads").get<int>(), j.at("nq").get<int>(),
-              j.at("keys").get<long long>(), j.at("d").get<int>(), c->name() + " " + run}][splits] = ms;
+  const fit::DecodeSweeps sweeps = fit::load_decode_sweeps(h100_sweeps(), gpu);
+  const fit::DecodeScore r = fit::score_decode(sweeps, gpu, model::Coefficients{});
+  std::printf("%s", fit::render_decode_score(r, true).c_str());
+  EXPECT_EQ(r.timings, 816);
+  ASSERT_EQ(r.shapes.size(), 38u);
+  // Issue 26's bars: MAPE <= 8%; the split within 10% of the measured best on the worst shape.
+  EXPECT_LE(r.mape, 0.08);
+  for (const auto& [dtype, mape] : r.mape_by_dtype) EXPECT_LE(mape, 0.10) << dtype;
+  EXPECT_LE(r.worst, 0.10);
+  EXPECT_EQ(r.within10, 38);
+  // 90% within 5%: 35 of 38 (36 today; docs/model.md names the two misses).
+  EXPECT_GE(r.within5, 35);
+}
+
+// The shipped H100 profile's coefficients (fitted on the tiled families; the decode ones at their
+// defaults) serve the decode family too.
+TEST(DecodeModel, AgainstTheH100SplitSweepsWithTheShippedProfile) {
+  const model::GpuSpec gpu = h100();
+  const std::string path = std::string(FLASHTUNE_SOURCE_DIR) + "/profiles/nvidia-h100-sxm.json";
+  const model::Coefficients k = model_profile_of(load_profile(path), path).coefficients;
+  const fit::DecodeScore r = fit::score_decode(fit::load_decode_sweeps(h100_sweeps(), gpu), gpu, k);
+  std::printf("%s", fit::render_decode_score(r, false).c_str());
+  EXPECT_LE(r.mape, 0.08);
+  EXPECT_LE(r.worst, 0.10);
+}
+
+// The decode coefficients are fitted by the same Levenberg-Marquardt fit as the others; tiled
+// measurements never inform them.
+TEST(DecodeModel, DecodeCoefficientsFitOnDecodePointsOnly) {
+  const model::GpuSpec gpu = h100();
+  const fit::DecodeSweeps sweeps = fit::load_decode_sweeps(h100_sweeps(), gpu);
+  std::vector<const fit::FitPoint*> points;
+  for (const fit::FitPoint& p : sweeps.data.points) points.push_back(&p);
+  for (const std::string& name : fit::default_decode_free_coefficients())
+    EXPECT_TRUE(fit::coefficient_informed(name, points)) << name;
+  fit::FitPoint tiled = sweeps.data.points.front();
+  tiled.c.variant = Variant::Mma16;
+  EXPECT_FALSE(fit::coefficient_informed("combine_cycles", {&tiled}));
+  // Started away from the defaults, the fit comes back to within a few percent of their MAPE.
+  model::Coefficients start;
+  start.combine_split_cycles = 300;
+  start.stream_knee_blocks = 20;
+  const fit::FitResult f =
+      fit::fit_coefficients(points, gpu, start, fit::default_decode_free_coefficients(), fit::FitLoss::Absolute);
+  const fit::DecodeScore back = fit::score_decode(sweeps, gpu, f.coefficients);
+  EXPECT_LE(back.mape, 0.05);
+  EXPECT_GE(back.within5, 35);
+}
+
+TEST(DecodeModel, SweepFilesRefuseWhatTheyCannotHold) {
+  const std::string path = ::testing::TempDir() + "/decode_bad.jsonl";
+  {
+    std::ofstream out(path);
+    out << R"({"batch": 1, "q_heads": 32, "kv_heads": 8, "nq": 1, "keys": 4096, "d": 128, "config": "mma16/d128/br64xbc64/swizzled/bf16", "splits": 1, "median_ms": 0.02})" << "\n";
   }
+  try {
+    fit::load_decode_sweeps({path}, h100());
+    FAIL() << "a tiled config was accepted";
+  } catch (const fit::FitInputError& e) {
+    EXPECT_NE(std::string(e.what()).find(":1: "), std::string::npos) << e.what();
   }
-  ASSERT_GT(n, 0);
-  int within5 = 0, within10 = 0, shapes = 0;
-  double worst = 0;
-  for (const auto& [key, by_split] : sweeps) {
-    const auto& [batch, hq, hkv, nq, keys, d, name] = key;
-    Workload w;
-    w.B = static_cast<long long>(batch) * hq, w.N = nq, w.d = d, w.kv_len = keys, w.kv_group = hq / hkv;
-    const TileConfig c = *parse_config_name(name.substr(0, name.find(' ')));
-    w.dtype = c.dtype;
-    const int pick = model::pick_decode_splits(w, c, gpu, k).splits;
-    double best = 1e30;
-    for (const auto& [s, ms] : by_split) best = std::min(best, ms);
-    // The measured time at the model's split, or at the nearest measured split above it.
-    auto at = by_split.lower_bound(pick);
-    if (at == by_split.end()) --at;
-    const double regret = at->second / best - 1.0;
-    ++shapes;
-    within5 += regret <= 0.05;
-    within10 += regret <= 0.10;
-    worst = std::max(worst, regret);
-    std::printf("  %s: %d x %d/%d heads Nq %d keys %lld d %d: model splits %d, measured best %.4f ms, at pick %.4f (+%.1f%%)\n",
-                name.substr(name.find(' ') + 1).c_str(), batch, hq, hkv, nq, keys, d, pick, best, at->second, 100 * regret);
-  }
-  std::printf("decode model on %d H100 timings: MAPE %.1f%%; split pick within 5%% of the best on %d/%d shapes, "
-              "10%% on %d, worst +%.1f%%\n",
-              n, 100 * ape / n, within5, shapes, within10, 100 * worst);
-  EXPECT_LT(ape / n, 0.35);
-  EXPECT_LT(worst, 0.30);
 }
 
 }  // namespace

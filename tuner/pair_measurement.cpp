@@ -2,9 +2,11 @@
 #include "model/number_text.h"
 
 #include <cstdio>
+#include <optional>
 #include <utility>
 
 #include "kernels/cuda_check.h"
+#include "kernels/decode_api.h"
 
 namespace flashtune {
 
@@ -78,6 +80,31 @@ cudaError_t PairMeasurement::launch(const KernelInstance& kernel) {
   return kernel.launch(tensors(), inputs_->workload, harness_.stream());
 }
 
+namespace {
+
+// A decode instance whose registry launch takes a given split count (DecodeKernel::launch_decode)
+// instead of the traits' default; everything else is the instance's.
+class DecodeWithSplits final : public KernelInstance {
+ public:
+  DecodeWithSplits(const KernelInstance& k, const DecodeKernel& d, int splits) : k_(k), d_(d), splits_(splits) {}
+  const TileConfig& config() const override { return k_.config(); }
+  Support can_implement(const Workload& w, const DeviceLimits& dev) const override { return k_.can_implement(w, dev); }
+  Support can_address(const AttentionTensors& t, const Workload& w) const override { return k_.can_address(t, w); }
+  using KernelInstance::launch;
+  cudaError_t launch(const AttentionTensors& t, const Workload& w, cudaStream_t stream) const override {
+    if (!check_tensors(t, w)) return cudaErrorInvalidValue;
+    return d_.launch_decode(decode_problem(t, w), splits_, stream);
+  }
+  KernelResources resources() const override { return k_.resources(); }
+
+ private:
+  const KernelInstance& k_;
+  const DecodeKernel& d_;
+  int splits_;
+};
+
+}  // namespace
+
 PairResult PairMeasurement::measure(const TileConfig& c, const PairOptions& options) {
   select_device();
   PairResult r;
@@ -88,6 +115,11 @@ PairResult PairMeasurement::measure(const TileConfig& c, const PairOptions& opti
     r.status = status::kCompile;
     r.reason = "not compiled into this build";
     return r;
+  }
+  std::optional<DecodeWithSplits> with_splits;
+  if (const DecodeKernel* d = as_decode(kernel); d && options.decode_splits > 0) {
+    with_splits.emplace(*kernel, *d, options.decode_splits);
+    kernel = &*with_splits;
   }
   r.resources = kernel->resources();
   if (!inputs_) throw CudaError("measure(" + c.name() + ") before the inputs");

@@ -31,6 +31,9 @@ struct PairOptions {
   // result; `run` shows what was asked for (the time of a kernel under repair is still worth seeing).
   bool time_wrong_results = false;
   bool keep_output = false;  // O of the checked launch, packed [B, N, d], in PairResult::output
+  // A decode config: the split count to launch with (the dispatcher's, for `run --auto`); 0: the
+  // registry's launch (the traits' default). Ignored for the other families.
+  int decode_splits = 0;
 };
 
 struct PairResult {

@@ -1,0 +1,154 @@
+#include "fit/decode_sweeps.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <tuple>
+
+#include <nlohmann/json.hpp>
+
+#include "model/decode_model.h"
+
+namespace flashtune::fit {
+
+DecodeSweeps load_decode_sweeps(const std::vector<std::string>& paths, const model::GpuSpec& gpu) {
+  DecodeSweeps out;
+  out.data.gpu = gpu;
+  out.data.catalog = std::make_shared<model::ConfigCatalog>();
+  for (const std::string& path : paths) {
+    out.data.source += (out.data.source.empty() ? "" : ", ") + path;
+    std::ifstream in(path);
+    if (!in) throw FitInputError(path + ": cannot open");
+    const std::string name = std::filesystem::path(path).filename().string();
+    int line_no = 0;
+    for (std::string line; std::getline(in, line);) {
+      ++line_no;
+      if (line.empty() || line[0] != '{') continue;
+      const std::string where = path + ":" + std::to_string(line_no);
+      try {
+        const auto j = nlohmann::json::parse(line);
+        const std::string config = j.at("config").get<std::string>();
+        const auto c = parse_config_name(config);
+        if (!c || c->variant != Variant::Decode) throw FitInputError(where + ": '" + config + "' is not a decode config");
+        DecodeSweepPoint m;
+        m.source = name;
+        m.batch = j.at("batch").get<long long>();
+        m.q_heads = j.at("q_heads").get<int>();
+        m.kv_heads = j.at("kv_heads").get<int>();
+        m.default_split = j.value("default_split", false);
+        if (m.batch < 1 || m.kv_heads < 1 || m.q_heads % m.kv_heads != 0)
+          throw FitInputError(where + ": q_heads must be a multiple of kv_heads");
+        FitPoint p;
+        p.workload = name + ":" + std::to_string(line_no);
+        p.config = config;
+        p.c = *c;
+        p.w.B = m.batch * m.q_heads;
+        p.w.N = j.at("nq").get<long long>();
+        p.w.d = j.at("d").get<int>();
+        p.w.dtype = c->dtype;
+        p.w.kv_len = j.at("keys").get<long long>();
+        p.w.kv_group = m.q_heads / m.kv_heads;
+        p.splits = j.at("splits").get<int>();
+        p.measured_s = j.at("median_ms").get<double>() * 1e-3;
+        p.geometry = &out.data.catalog->analysis(*c);
+        if (!(p.measured_s > 0) || p.splits < 1) throw FitInputError(where + ": needs median_ms > 0 and splits >= 1");
+        const model::DecodePrediction pred = model::predict_decode(p.w, p.c, gpu, model::Coefficients{}, p.splits);
+        if (!pred.refusal.empty()) throw FitInputError(where + ": " + pred.refusal);
+        out.data.points.push_back(std::move(p));
+        out.meta.push_back(m);
+      } catch (const nlohmann::json::exception& e) {
+        throw FitInputError(where + ": " + e.what());
+      } catch (const std::invalid_argument& e) {
+        throw FitInputError(where + ": " + e.what());
+      }
+    }
+  }
+  if (out.data.points.empty()) throw FitInputError(out.data.source + ": no decode timing");
+  return out;
+}
+
+DecodeScore score_decode(const DecodeSweeps& s, const model::GpuSpec& gpu, const model::Coefficients& k) {
+  DecodeScore r;
+  double ape = 0;
+  std::map<std::string, std::pair<double, int>> by_dtype;
+  // A swept shape: the file, the shape and the config; its measured times by split.
+  using Key = std::tuple<std::string, long long, int, int, long long, long long, int, std::string>;
+  std::map<Key, std::map<int, double>> sweeps;
+  std::map<Key, const FitPoint*> first;
+  for (std::size_t i = 0; i < s.data.points.size(); ++i) {
+    const FitPoint& p = s.data.points[i];
+    const DecodeSweepPoint& m = s.meta[i];
+    const double t = model::predict_decode(p.w, p.c, gpu, k, p.splits).time_s;
+    const double e = std::abs(t - p.measured_s) / p.measured_s;
+    ape += e;
+    auto& d = by_dtype[dtype_name(p.c.dtype)];
+    d.first += e;
+    ++d.second;
+    if (m.default_split) continue;
+    const Key key{m.source, m.batch, m.q_heads, m.kv_heads, p.w.N, p.w.keys(), p.w.d, p.config};
+    sweeps[key][p.splits] = p.measured_s * 1e3;
+    first.emplace(key, &p);
+  }
+  r.timings = static_cast<int>(s.data.points.size());
+  r.mape = r.timings > 0 ? ape / r.timings : 0;
+  for (const auto& [name, v] : by_dtype) r.mape_by_dtype.emplace_back(name, v.first / v.second);
+  for (const auto& [key, by_split] : sweeps) {
+    if (by_split.size() < 2) continue;
+    const FitPoint& p = *first.at(key);
+    DecodeShapeScore sc;
+    const auto& [source, batch, hq, hkv, nq, keys, d, config] = key;
+    char label[256];
+    std::snprintf(label, sizeof label, "%s %lldx%d/%d heads Nq %lld keys %lld d %d %s", source.c_str(), batch, hq, hkv,
+                  nq, keys, d, config.c_str());
+    sc.label = label;
+    sc.model_splits = model::pick_decode_splits(p.w, p.c, gpu, k).splits;
+    sc.best_ms = 1e300;
+    for (const auto& [splits, ms] : by_split)
+      if (ms < sc.best_ms) sc.best_ms = ms, sc.best_splits = splits;
+    auto at = by_split.lower_bound(sc.model_splits);
+    if (at == by_split.end()) --at;
+    sc.measured_at = at->first;
+    sc.at_ms = at->second;
+    sc.regret = sc.at_ms / sc.best_ms - 1.0;
+    r.within5 += sc.regret <= 0.05;
+    r.within10 += sc.regret <= 0.10;
+    r.worst = std::max(r.worst, sc.regret);
+    r.shapes.push_back(sc);
+  }
+  return r;
+}
+
+std::string render_decode_score(const DecodeScore& r, bool per_shape) {
+  std::string out;
+  char buf[512];
+  if (per_shape)
+    for (const DecodeShapeScore& s : r.shapes) {
+      std::snprintf(buf, sizeof buf, "  %s: model splits %d (measured at %d: %.4f ms), best %d: %.4f ms (+%.1f%%)\n",
+                    s.label.c_str(), s.model_splits, s.measured_at, s.at_ms, s.best_splits, s.best_ms, 100 * s.regret);
+      out += buf;
+    }
+  std::string dtypes;
+  for (const auto& [name, m] : r.mape_by_dtype) {
+    std::snprintf(buf, sizeof buf, "%s%s %.1f%%", dtypes.empty() ? "" : ", ", name.c_str(), 100 * m);
+    dtypes += buf;
+  }
+  const int n = static_cast<int>(r.shapes.size());
+  std::snprintf(buf, sizeof buf,
+                "decode model on %d timings: MAPE %.1f%% (%s); model's split within 5%% of the measured best on %d/%d "
+                "swept shapes (%.0f%%), within 10%% on %d, worst +%.1f%%\n",
+                r.timings, 100 * r.mape, dtypes.c_str(), r.within5, n, n > 0 ? 100.0 * r.within5 / n : 0.0, r.within10,
+                100 * r.worst);
+  out += buf;
+  return out;
+}
+
+std::vector<std::string> default_decode_free_coefficients() {
+  return {"stream_dram_efficiency", "stream_knee_blocks",   "cold_l2_dirty_fraction",
+          "decode_block_cycles",    "combine_cycles",       "combine_split_cycles"};
+}
+
+}  // namespace flashtune::fit
