@@ -112,7 +112,9 @@ ResolvedInputs resolve_inputs(const RunOptions& o) {
   }
   require_at_least_one("B", w.B);
   require_at_least_one("N", w.N);
-  require_compiled_head_dim(w.d, w.dtype);
+  // A named config carries its own d (select_config checks it against the workload's); the
+  // head-dim list holds the tiled families' only, so it would refuse a compiled decode config's d.
+  if (o.filter.config.empty()) require_compiled_head_dim(w.d, w.dtype);
   if (const auto why = model::workload_limit_error(w)) throw UsageError(*why);
   if (files > 0) {
     const std::vector<std::size_t> shape = {std::size_t(w.B), std::size_t(w.N), std::size_t(w.d)};

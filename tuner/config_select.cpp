@@ -87,7 +87,9 @@ std::vector<TileConfig> matching_configs(int d, const ConfigRequest& request) {
 }
 
 TileConfig select_config(int d, const ConfigRequest& request, const TileConfig& default_config) {
-  require_compiled_head_dim(d, request.dtype);
+  // A named config is checked whole below (its d, its dtype, compiled or not); the head-dim list
+  // holds the tiled families' only and would refuse a compiled decode config of another d.
+  if (!request.named) require_compiled_head_dim(d, request.dtype);
   if (request.variant) require_precision(*request.variant, request.precision);
   if (request.named && request.named->d != d)
     throw UsageError("config " + request.named->name() + " is built for d=" + std::to_string(request.named->d) +
