@@ -80,6 +80,23 @@ long long count_warp_tile_visits(const Workload& w, int Br, int Bc, int rows_per
   return per_batch * w.B;
 }
 
+long long count_masked_warp_tiles(const Workload& w, int Br, int Bc, int rows_per_warp) {
+  const long long Tr = ceil_div(w.N, Br), full = w.keys() / Bc;  // tiles with no key past the end
+  const int warps = Br / rows_per_warp;
+  long long unmasked = 0;
+  if (!w.causal) {
+    unmasked = warps * Tr * full;
+  } else {
+    const long long off = std::max(0LL, w.causal_offset());
+    // Warp v of query tile k: min(full, floor((Br k + rows_per_warp v + off + 1) / Bc)) unmasked
+    // tiles = causal_tile_sum(.., full + 1, .., a) - Tr, a = rows_per_warp v + off + 1 (min(T + 1,
+    // f + 1) = min(T, f) + 1).
+    for (int v = 0; v < warps; ++v)
+      unmasked += causal_tile_sum(Tr, full + 1, Br, Bc, (long long)rows_per_warp * v + off + 1) - Tr;
+  }
+  return count_warp_tile_visits(w, Br, Bc, rows_per_warp) - unmasked * w.B;
+}
+
 Counts count_work(const Workload& w, const GeometryAnalysis& g) {
   Counts c;
   const int Br = g.config.Br, Bc = g.config.Bc;
@@ -113,6 +130,10 @@ Counts count_work(const Workload& w, const GeometryAnalysis& g) {
   c.wgmma = t.wgmma * compute;
   c.cvt = t.cvt * compute;
   c.barriers = t.barriers * visits;  // the whole block waits, skipping warps too
+  if (skip && g.mask_instructions_per_score > 0) {
+    c.masked_warp_tiles = double(count_masked_warp_tiles(w, Br, Bc, g.rows_per_warp));
+    c.mask_instructions = g.mask_instructions_per_score * c.masked_warp_tiles * double(g.rows_per_warp) * double(Bc);
+  }
   for (const SiteAnalysis& s : g.sites) {
     // cp.async tile copies are the block's, issued before a warp's skip; its fragment reads
     // (loads) and any stores belong to the compute.
@@ -142,7 +163,8 @@ Counts count_work(const Workload& w, const GeometryAnalysis& g) {
                               g.extra_warp_instructions_per_warp_block * double(g.warps_per_block) * blocks;
   // A wgmma is issued by each of its warpgroup's 4 warps; its m16n8k16 equivalents are not issued.
   const double tensor_issue = c.wgmma > 0 ? 4.0 * c.wgmma : c.mma16;
-  c.warp_instructions = (c.ffma + c.fp32_other + c.cvt + c.exp + c.shuffles + c.int_logic) / 32.0 + c.smem_requests +
+  c.warp_instructions = (c.ffma + c.fp32_other + c.cvt + c.exp + c.shuffles + c.int_logic + c.mask_instructions) / 32.0 +
+                        c.smem_requests +
                         c.mma + tensor_issue +
                         c.extra_warp_instructions;
 

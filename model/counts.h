@@ -29,6 +29,11 @@ TileVisits count_tile_visits(const Workload& w, int Br, int Bc);
 // kernel's skip), so this depends on N only through Tr and Tc. Closed form, O(warps log N).
 long long count_warp_tile_visits(const Workload& w, int Br, int Bc, int rows_per_warp);
 
+// Of count_warp_tile_visits, the pairs whose tile needs the mask: warp w of query tile i on tile j
+// is unmasked when j*Bc + Bc - 1 <= i*Br + w*rows_per_warp + off (its first row sees every key
+// of the tile; causal) and j*Bc + Bc <= keys (no key past the end). Closed form, O(warps log N).
+long long count_masked_warp_tiles(const Workload& w, int Br, int Bc, int rows_per_warp);
+
 struct Counts {
   TileVisits tiles;
   double nominal_flops = 0;   // 4 B N^2 d, halved when causal (the reporting convention)
@@ -57,6 +62,13 @@ struct Counts {
   // masking lets a warp skip (GeometryAnalysis::warps_skip_masked_tiles). The per-tile compute
   // counts scale with it; barriers and cp.async tile copies (the whole block's) with visits.
   double warp_tile_visits = 0;
+  // Of those, the pairs that run the mask (KernelGeometry::mask_instructions_per_score): the tile
+  // crosses the warp's causal diagonal (a key past its first row's) or holds keys past kv_len.
+  // 0 for a kernel whose warps do not skip masked tiles (no per-warp count).
+  double masked_warp_tiles = 0;
+  // Thread instructions of the mask: masked_warp_tiles x rows_per_warp x Bc scores x the traits'
+  // per-score count (in warp_instructions).
+  double mask_instructions = 0;
   double barriers = 0;        // __syncthreads, block-level
   double smem_requests = 0, smem_wavefronts = 0, smem_ideal_wavefronts = 0;  // all shared-memory ops
   // The same by op, as Nsight Compute splits them (..._mem_shared_op_ld / _op_st / _op_ldgsts):

@@ -28,6 +28,7 @@ GeometryAnalysis analyse_geometry(const KernelGeometry& g) {
   a.kv_loads_overlap_compute = g.kv_loads_overlap_compute;
   a.warps_skip_masked_tiles = g.warps_skip_masked_tiles;
   a.rows_per_warp = g.rows_per_warp;
+  a.mask_instructions_per_score = g.mask_instructions_per_score;
   a.causal_heavy_first = g.causal_heavy_first;
   if (g.warps_skip_masked_tiles && (g.rows_per_warp <= 0 || g.rows_per_warp * a.warps_per_block != g.config.Br))
     throw std::logic_error(g.config.name() + ": warps skip masked tiles, but " + std::to_string(g.rows_per_warp) +

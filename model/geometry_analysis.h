@@ -49,6 +49,7 @@ struct GeometryAnalysis {
   // loads and stores then count per warp and tile (model/counts.h, warp_tile_visits).
   bool warps_skip_masked_tiles = false;
   int rows_per_warp = 0;
+  double mask_instructions_per_score = 0;  // KernelGeometry's: per score of a masked (warp, tile) pair
   bool causal_heavy_first = false;  // KernelGeometry's: launch order of causal query tiles
   std::vector<SiteAnalysis> sites;
   // Sums over the sites of each scope.

@@ -94,8 +94,15 @@ double soft_max(std::initializer_list<double> terms, double p) {
 // iteration, joined to the softmax through S and P, so they overlap it only where warps of
 // different blocks are in different phases: by phase_overlap_exponent (fitted 1.5 on the H100,
 // nearly a sum). A SIMT kernel has no tensor term and gets the softmax phase's soft maximum.
+// A warp that saturates its sub-partition alone (mma16: Saturation::per_subpartition) runs its
+// softmax's exponentials as a phase of their own as well: the row maxima must be complete before
+// any exp2, and the row sums and the P fragments of P V need all of them, so the MUFU stream of a
+// tile (one XU instruction per score and lane, 8 clocks each on a sub-partition's 4 lanes) sits
+// between two dependent steps of the same warp; with one warp per scheduler nothing else issues
+// from it meanwhile but the exp's own FFMAs. So the SFU term joins the phases, not the pipes.
 double sm_work(double fp32, double tensor, double sfu, double shared, double issue, double overlap,
-               double phase_overlap) {
+               double phase_overlap, bool exp_phase = false) {
+  if (exp_phase) return soft_max({tensor, sfu, soft_max({fp32, shared, issue}, overlap)}, phase_overlap);
   return soft_max({tensor, soft_max({fp32, sfu, shared, issue}, overlap)}, phase_overlap);
 }
 
@@ -127,7 +134,7 @@ WaveTerms wave_terms(const BlockWork& b, double k, double n, double warps_per_bl
       top = one[i];
       t.chain_bound = names[i];
     }
-  const double work = sm_work(one[0], one[1], one[2], one[3], one[4], overlap, phase_overlap);
+  const double work = sm_work(one[0], one[1], one[2], one[3], one[4], overlap, phase_overlap, sat.per_subpartition);
   if (stall_s > work) t.chain_bound = Pipe::Latency;
   t.chain = work + stall_s;
   t.l2 = n * l2_per_block_s;
@@ -272,7 +279,8 @@ Prediction predict(const Workload& w, const GeometryAnalysis& g, const GpuSpec& 
     const WaveTerms t = wave_terms(b, k, nblocks, wpb, stall, l2_per_block, dram_per_block, sat, c.overlap_exponent,
                                    c.phase_overlap_exponent);
     const double sm_pipes =
-        sm_work(t.fp32, t.tensor, t.sfu, t.shared, t.issue, c.overlap_exponent, c.phase_overlap_exponent);
+        sm_work(t.fp32, t.tensor, t.sfu, t.shared, t.issue, c.overlap_exponent, c.phase_overlap_exponent,
+                sat.per_subpartition);
     if (terms) *terms = t;
     return soft_max({std::max(sm_pipes, t.chain), t.l2, t.dram}, c.memory_overlap_exponent);
   };

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <tuple>
 
 #include "kernels/traits/variants.h"
 #include "model/config_catalog.h"
@@ -349,6 +350,44 @@ TEST(Counts, MmaCountCausalSkipsMaskedWarpTilesLikeTheKernel) {
   const Workload big{1, 4096, 64, true, 0};
   const Counts n = count_work(big, catalog.analysis({Variant::MmaTf32x3, 64, 128, 32, Layout::Swizzled}));
   EXPECT_LT(n.warp_tile_visits, 8.0 * double(n.tiles.visits));
+}
+
+// The mask runs on a (warp, tile) pair the warp computes when the tile holds a key past kv_len or
+// (causal) a key past its first row's last key: the kernels' branch (kernels/mma16.cuh), walked
+// pair by pair against the closed form, with a KV cache (bottom-right causal) too.
+TEST(Counts, MaskedWarpTilesMatchTheKernelsBranch) {
+  for (const Workload& w : {Workload{3, 336, 32, true, 0}, Workload{2, 228, 32, false, 0}, Workload{1, 1000, 64, true, 0},
+                            Workload{2, 512, 64, false, 0}, Workload{1, 77, 64, true, 0, DType::Bf16, 300},
+                            Workload{2, 129, 128, true, 0}}) {
+    for (const auto& [Br, Bc, rows] : {std::tuple{64, 64, 32}, std::tuple{128, 32, 32}, std::tuple{128, 128, 32},
+                                       std::tuple{64, 32, 16}, std::tuple{32, 64, 16}}) {
+      SCOPED_TRACE("N=" + std::to_string(w.N) + " keys=" + std::to_string(w.keys()) + " Br=" + std::to_string(Br) +
+                   " Bc=" + std::to_string(Bc));
+      const long long keys = w.keys(), off = w.causal ? keys - w.N : 0;
+      const long long Tr = (w.N + Br - 1) / Br, Tc = (keys + Bc - 1) / Bc;
+      long long masked = 0;
+      for (long long q = 0; q < Tr; ++q)
+        for (int v = 0; v < Br / rows; ++v) {
+          const long long first = q * Br + rows * v + off, last = first + rows - 1;
+          for (long long t = 0; t < Tc; ++t) {
+            const long long kv0 = t * Bc;
+            if (w.causal && kv0 > last) continue;  // skipped (and the block's loop stops there)
+            if (kv0 + Bc > keys || (w.causal && kv0 + Bc - 1 > first)) ++masked;
+          }
+        }
+      EXPECT_EQ(count_masked_warp_tiles(w, Br, Bc, rows), masked * w.B);
+    }
+  }
+  // mma16 counts the mask's instructions on those pairs: 3 per score (thread-level), Bc scores per
+  // lane of a 32-row warp; a non-causal grid whose tiles divide N runs none.
+  ConfigCatalog catalog;
+  const TileConfig c{Variant::Mma16, 32, 128, 64, Layout::Swizzled, DType::Bf16, 2, false};
+  const GeometryAnalysis& g = catalog.analysis(c);
+  const Workload causal{5, 336, 32, true, 0, DType::Bf16};
+  const Counts n = count_work(causal, g);
+  EXPECT_DOUBLE_EQ(n.masked_warp_tiles, double(count_masked_warp_tiles(causal, 128, 64, 32)));
+  EXPECT_DOUBLE_EQ(n.mask_instructions, 3.0 * n.masked_warp_tiles * 32 * 64);
+  EXPECT_EQ(count_work(Workload{5, 512, 32, false, 0, DType::Bf16}, g).mask_instructions, 0.0);
 }
 
 // SIMT variants issue no mma and no integer split; their counts do not depend on warp skipping.

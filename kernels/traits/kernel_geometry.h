@@ -101,6 +101,12 @@ struct KernelGeometry {
   // computes, and a diagonal tile costs only the warps that still have unmasked keys in it.
   bool warps_skip_masked_tiles = false;
   int rows_per_warp = 0;
+  // Thread instructions per score a warp runs on a (warp, K/V tile) pair that needs the mask: the
+  // tile crosses the warp's causal diagonal (a key past its first row's) or holds keys past
+  // kv_len (the tail). The kernel tests the two conditions per score only on such pairs (a branch
+  // per tile), so their cost is per masked pair, not per tile: 0 where the traits do not count it.
+  // Needs warps_skip_masked_tiles (the per-warp diagonal, model/counts.h: masked_warp_tiles).
+  double mask_instructions_per_score = 0;
   // The traits' kCausalHeavyFirst: a causal grid's query tiles run heavy to light
   // (kernels/attention_params.cuh block_tensors) on a batch-fastest grid (traits::grid_order), so
   // the longest blocks of every entry start first and the short ones fill the tail; false: light

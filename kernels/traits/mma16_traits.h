@@ -380,6 +380,9 @@ inline KernelGeometry Mma16::geometry(const TileConfig& c) {
   g.kv_loads_overlap_compute = true;
   g.warps_skip_masked_tiles = true;
   g.rows_per_warp = kRowsPerWarp;
+  // The mask (kernels/mma16.cuh, masked_after): per score, key >= kv_len and key > the row's last
+  // key (two ISETP) and the select of -inf (FSEL), on the (warp, tile) pairs the branch takes.
+  g.mask_instructions_per_score = 3.0;
   g.causal_heavy_first = kCausalHeavyFirst;
   return g;
 }
