@@ -135,6 +135,16 @@ FitRun run_fit(const FitRunOptions& o, const std::function<void(const std::strin
     const CrossValidation cv = cross_validate(ds, Holdout::Variant, defaults, o.free, progress);
     note_incomplete(r, cv);
     if (!cv.held_out.empty()) r.scores.push_back({"flashtune model, leave-one-variant-out", score(cv.held_out)});
+    // Each variant held out on its own row: a new family's figure, fitted on the others alone.
+    std::set<std::string> variants;
+    for (const ScoredPoint& p : cv.held_out) variants.insert(p.variant);
+    if (variants.size() > 1)
+      for (const std::string& v : variants) {
+        std::vector<ScoredPoint> part;
+        for (const ScoredPoint& p : cv.held_out)
+          if (p.variant == v) part.push_back(p);
+        r.scores.push_back({"  " + v + " held out (fitted on the other variants)", score(part)});
+      }
   }
   std::set<std::string> families;
   for (const FitPoint& p : ds.points) families.insert(family_of(p.c.variant));

@@ -45,8 +45,12 @@ WarpgroupTile warpgroup_tile(const GeometryAnalysis& g, const GpuSpec& gpu, cons
   t.fp32 = (n.ffma + n.fp32_other + n.cvt) / consumers / (gpu.fp32_lanes_per_sm * clock * c.fp32_efficiency);
   t.sfu = n.exp / consumers / (gpu.sfu_ops_per_clock_per_sm * clock * c.sfu_efficiency);
   // Warp instructions: the thread-level counts over 32, and each wgmma as one per warp of its group.
-  const double warp_instructions =
-      (n.ffma + n.fp32_other + n.cvt + n.exp + n.shuffles) / 32.0 / consumers + 4.0 * n.wgmma / consumers;
+  // Plus what the compiled code runs beyond the traits' counts (addressing, predicates, barrier
+  // and descriptor setup: model/compiled_instruction_table.h, fitted to smsp__inst_executed), per
+  // warp and tile of the whole block, carried by the consumers' tiles.
+  const double warp_instructions = (n.ffma + n.fp32_other + n.cvt + n.exp + n.shuffles) / 32.0 / consumers +
+                                   4.0 * n.wgmma / consumers +
+                                   g.extra_warp_instructions_per_warp_tile * g.warps_per_block / consumers;
   t.issue = (1.0 + c.issue_overhead) * warp_instructions / (gpu.warp_schedulers_per_sm * clock * c.issue_efficiency);
   t.simt_full = soft_max({t.fp32, t.sfu, t.issue}, c.overlap_exponent);
   t.sync = c.overlapped_iteration_cycles / clock;
@@ -54,7 +58,7 @@ WarpgroupTile warpgroup_tile(const GeometryAnalysis& g, const GpuSpec& gpu, cons
 }
 
 struct BlockTerms {
-  double tensor, simt, chain, work, stall;  // seconds of k resident blocks' mean work
+  double tensor, simt, chain, copy, work, stall;  // seconds of k resident blocks' mean work
   double fp32, sfu, issue;
 };
 
@@ -89,14 +93,17 @@ Prediction predict_async_pipeline(const Workload& w, const GeometryAnalysis& g, 
   // Each consumer thread holds 2 rows x Bc / 2 independent scores (and d / 2 accumulators): like
   // mma16's warps with two row tiles (predict.cpp), one warp per scheduler keeps its pipes busy.
   const double schedulers = gpu.warp_schedulers_per_sm;
-  const auto h = [&](double warps) { return std::min(1.0, warps / schedulers); };
-  // A tile's load: L2 latency, then its bytes at the SM's share of the L2 bandwidth.
+  const auto h = [&](double warps) { return std::min(1.0, warps / c.latency_warps); };
+  // A tile's load: its L2 latency, to be hidden by the stages in flight; its bytes stream at the
+  // SM's share of the L2 bandwidth beside the math (a throughput term of the SM's work below).
   const double tile_bytes = double(Wgmma16::stage_tx_bytes(cfg));
-  const double load_latency =
-      c.iteration_latency_cycles / clock + tile_bytes / (gpu.l2_bytes_per_s() * c.l2_efficiency / gpu.sm_count);
+  const double load_latency = c.iteration_latency_cycles / clock;
+  const double tile_transfer = tile_bytes / (gpu.l2_bytes_per_s() * c.l2_efficiency / gpu.sm_count);
   const double l2_per_block = n.l2_bytes() / blocks / (gpu.l2_bytes_per_s() * c.l2_efficiency);
   const double dram_per_block = p.dram.bytes / blocks / (gpu.dram_bytes_per_s() * c.dram_efficiency);
 
+  const double block_issue = (1.0 + c.issue_overhead) * g.extra_warp_instructions_per_warp_block * g.warps_per_block /
+                             (gpu.warp_schedulers_per_sm * clock * c.issue_efficiency);
   // k mean blocks resident on one SM.
   const auto block_terms = [&](double k) {
     BlockTerms b{};
@@ -106,8 +113,12 @@ Prediction predict_async_pipeline(const Workload& w, const GeometryAnalysis& g, 
     b.sfu = k * wg_tiles * t.sfu / h(warps);
     b.issue = k * wg_tiles * t.issue / h(warps);
     b.simt = k * wg_tiles * t.simt_full / h(warps);
-    b.chain = wg_tiles / consumers * (t.mma + t.simt_full / h(4.0) + t.sync);
-    b.work = std::max(soft_max({b.tensor, b.simt}, c.overlap_exponent), b.chain);
+    // The block's own prologue and epilogue instructions (per warp and block) on its chain.
+    b.chain = wg_tiles / consumers * (t.mma + t.simt_full / h(4.0) + t.sync) + block_issue / h(4.0);
+    b.issue += k * block_issue;
+    b.simt += k * block_issue / h(warps);
+    b.copy = k * loads * tile_transfer;
+    b.work = std::max({soft_max({b.tensor, b.simt}, c.overlap_exponent), b.chain, b.copy});
     b.stall = loads > 0 ? loads * std::max(0.0, load_latency - (cfg.stages - 1) * b.work / loads) : 0.0;
     return b;
   };
