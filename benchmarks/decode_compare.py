@@ -5,8 +5,8 @@ SDPA is timed here (q [b, Hq, Nq, d], k/v [b, Hkv, keys, d], enable_gqa where Hq
 before every sample, CUDA events, warm-up, median: sdpa_compare.py's time_sdpa); flashtune's
 decode configs by build/benchmarks/decode_bench on the same shapes (the tuner's harness, every
 compiled decode config of the dtype at its default split; the fastest is reported). Bytes are Q, K,
-V and O moved once; the bandwidth fraction is against --copy-gbps (the anchors' device-to-device
-copy, 3022 GB/s on the H100). Prints a Markdown table, writes the rows as JSON (--out).
+V and O moved once; the bandwidth fraction is against --copy-gbps (default: the anchors'
+device-to-device copy of this GPU, 3022 GB/s on the H100 and 4233 GB/s on the H200). Prints a Markdown table, writes the rows as JSON (--out).
 
     python3 benchmarks/decode_compare.py --bench build/benchmarks/decode_bench --dtype bf16 --out d.json
 """
@@ -57,16 +57,26 @@ def shape_bytes(shape, eb):
     return eb * (2 * b * hq * nq * d + 2 * b * hkv * keys * d)
 
 
+# Device-to-device copy bandwidth (bytes read + written), ../shared/anchors/README.md, by GPU name.
+COPY_GBPS = {"H200": 4233.0, "H100": 3022.0}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bench", required=True, help="path of the decode_bench binary")
     ap.add_argument("--dtype", default="bf16", choices=sorted(TORCH_DTYPE))
-    ap.add_argument("--copy-gbps", type=float, default=3022.0)
+    ap.add_argument("--copy-gbps", type=float, help="copy bandwidth the fractions divide by (default: this GPU's in COPY_GBPS)")
     ap.add_argument("--time-cap", type=float, default=0.3)
     ap.add_argument("--anchors-only", action="store_true")
     ap.add_argument("--out")
     a = ap.parse_args()
     import torch
+    if a.copy_gbps is None:
+        name = torch.cuda.get_device_name()
+        known = [v for k, v in COPY_GBPS.items() if k in name]
+        if not known:
+            sys.exit(f"decode_compare: no copy bandwidth known for {name}: pass --copy-gbps")
+        a.copy_gbps = known[0]
     shapes = ANCHOR_SHAPES + ([] if a.anchors_only else SWEEP_SHAPES)
     eb = 4 if a.dtype == "fp32" else 2
     spec = ";".join(",".join(str(x) for x in s) for s in shapes)
