@@ -1,7 +1,9 @@
 // Times the decode family on decode shapes with the project's harness (L2 flushed before every
 // sample, CUDA events around the launch alone, warm-up, median; docs/measurement.md): per shape
 // every compiled decode config of the dtype at its default split, and (--sweep) the best config
-// again at every split count from 1 to the most the keys allow, for the model's split check.
+// again at every split count from 1 to the most the keys allow, for the model's split check; each
+// config also at the split the model picks where it differs from the default (what the dispatcher
+// and flashtune.attention launch: model::pick_decode_splits, \"model_split\": true).
 // Prints one JSON object per line (shape, config, splits, median ms, GB/s of Q + K + V + O moved
 // once, fraction of --copy-gbps).
 //
@@ -18,6 +20,8 @@
 #include "kernels/decode_api.h"
 #include "kernels/registry.h"
 #include "kernels/traits/decode_traits.h"
+#include "dispatch/dispatcher.h"
+#include "model/decode_model.h"
 #include "tuner/timing_harness.h"
 
 namespace {
@@ -82,6 +86,10 @@ int main(int argc, char** argv) {
   ho.rule.min_samples = 25;
   ho.rule.time_cap_s = 0.5;
   TimingHarness harness(0, ho);
+  // The dispatcher's view of this GPU: its spec and its shipped profile's coefficients.
+  const Dispatcher dispatcher = Dispatcher::for_device(0);
+  const model::Coefficients coefficients =
+      dispatcher.profile() ? dispatcher.profile()->model.coefficients : model::Coefficients{};
   for (const Shape& sh : shapes) {
     const int group = sh.q_heads / sh.kv_heads;
     const std::size_t eb = dtype_bytes(dtype);
@@ -102,7 +110,7 @@ int main(int argc, char** argv) {
     p.batch = sh.batch, p.q_heads = sh.q_heads, p.kv_group = group, p.nq = sh.nq, p.keys = sh.keys, p.d = sh.d;
     p.dtype = dtype;
     const double bytes = double(eb) * (2.0 * q_el + 2.0 * kv_el);
-    auto time_one = [&](const KernelInstance* kern, int splits) {
+    auto time_one = [&](const KernelInstance* kern, int splits, bool model_split = false) {
       const DecodeKernel* dk = as_decode(kern);
       const TimingResult r = harness.time([&](cudaStream_t s) { return dk->launch_decode(p, splits, s); });
       const TileConfig& c = kern->config();
@@ -113,10 +121,10 @@ int main(int argc, char** argv) {
       std::printf(
           "{\"batch\": %d, \"q_heads\": %d, \"kv_heads\": %d, \"nq\": %d, \"keys\": %lld, \"d\": %d, \"dtype\": \"%s\", "
           "\"config\": \"%s\", \"splits\": %d, \"default_split\": %s, \"median_ms\": %.5f, \"min_ms\": %.5f, "
-          "\"samples\": %d, \"bytes\": %.0f, \"gbps\": %.1f, \"copy_fraction\": %.3f}\n",
+          "\"samples\": %d, \"bytes\": %.0f, \"gbps\": %.1f, \"copy_fraction\": %.3f, \"model_split\": %s}\n",
           sh.batch, sh.q_heads, sh.kv_heads, sh.nq, sh.keys, sh.d, dtype_name(dtype), c.name().c_str(), used,
           splits == 0 ? "true" : "false", r.stats.median_ms, r.stats.min_ms, r.stats.samples, bytes, gbps,
-          gbps / copy_gbps);
+          gbps / copy_gbps, model_split ? "true" : "false");
       std::fflush(stdout);
       return r.stats.median_ms;
     };
@@ -127,7 +135,21 @@ int main(int argc, char** argv) {
       if (c.variant != Variant::Decode || c.dtype != dtype || c.d != sh.d) continue;
       if (!only.empty() && c.name() != only) continue;
       if (!as_decode(kern)->can_run(p, dev)) continue;
-      const double ms = time_one(kern, 0);
+      double ms = time_one(kern, 0);
+      Workload w;
+      w.B = static_cast<long long>(sh.batch) * sh.q_heads;
+      w.N = sh.nq;
+      w.d = sh.d;
+      w.causal = true;  // a decode step sees every cached key (bottom-right)
+      w.dtype = dtype;
+      w.kv_len = sh.keys;
+      w.kv_group = group;
+      const model::DecodePrediction pick = model::pick_decode_splits(w, c, dispatcher.spec(), coefficients);
+      const int default_used =
+          traits::Decode::shape(c, p.batch, p.q_heads, p.kv_group, p.nq, p.keys, as_decode(kern)->default_splits(p, dev))
+              .splits;
+      if (pick.refusal.empty() && pick.splits > 0 && pick.splits != default_used)
+        ms = std::min(ms, time_one(kern, pick.splits, true));
       if (ms < best_ms) best_ms = ms, best = kern;
     }
     if (sweep && best) {
