@@ -7,8 +7,8 @@
 //   m = 4 x 64 x Bc x d FLOPs      / (tensor FLOPs per clock x clock x wgmma_efficiency)
 //                                    S = Q K^T and O += P V on the SM's four tensor cores
 //   s = softmax of its 64 x Bc scores on the FP32, SFU and issue pipes (the traits' per-tile counts
-//       over C), at the rate its own 4 warps sustain: one per scheduler, each with 64 independent
-//       scores, keeps its pipes busy (h(W) = min(1, W / schedulers))
+//       over C, plus the compiled code's extra instructions), at the rate its own 4 warps sustain
+//       (h(W) = min(1, W / latency_warps), the SIMT rule)
 //   + overlapped_iteration_cycles   the wgmma commit/wait round trips and the stage's mbarrier
 // With k blocks resident, N = k C warpgroups share the SM. Their phases interleave freely (one's
 // softmax while another's products hold the tensor cores: the overlap FlashAttention-3 schedules
@@ -17,11 +17,11 @@
 //   simt   = k V s_full / h(4 N)     every softmax, at the rate 4 N warps sustain
 //   chain  = V / C x (m + s + sync)  one warpgroup's own tiles, in order (V: warpgroup-tiles per
 //                                    block; causal warpgroups skip tiles past their diagonal)
-//   work   = max(smax(tensor, simt), chain)
-// The producer's TMA copies of K and V come from L2 (2 Bc d bytes a tile) while the consumers work
-// on earlier stages: a tile's load latency (iteration_latency_cycles plus its bytes at the SM's
-// share of the L2 bandwidth) is hidden by the S - 1 tiles in flight, and what they cannot cover
-// stalls every tile:
+//   copy   = k T 2 Bc d bytes / the SM's share of the L2 bandwidth (the producer's TMA copies of K
+//            and V stream beside the math; T: K/V tiles a block loads)
+//   work   = max(smax(tensor, simt), chain, copy)
+// A tile's load latency (iteration_latency_cycles) is hidden by the S - 1 tiles in flight, and what
+// they cannot cover stalls every tile:
 //   stall  = T x max(0, latency - (S - 1) x work / T)      (T: K/V tiles a block loads)
 // The wave then joins the SM's time with the GPU's L2 and DRAM traffic (memory_overlap_exponent),
 // adds each block's fill and drain where the blocks beside it do not cover them, and is summed over

@@ -77,16 +77,6 @@ struct WaveTerms {
   Pipe chain_bound;  // the part of the chain that dominates (a pipe, or Latency for the stalls)
 };
 
-// (sum x_i^p)^(1/p): the soft maximum of overlapping terms (coefficients.h, overlap_exponent),
-// scaled by the largest for range.
-double soft_max(std::initializer_list<double> terms, double p) {
-  double top = 0;
-  for (double t : terms) top = std::max(top, t);
-  if (top <= 0) return 0;
-  double sum = 0;
-  for (double t : terms) sum += std::pow(t / top, p);
-  return top * std::pow(sum, 1.0 / p);
-}
 
 // The SM work of one wave (or one block) from its pipe terms. The softmax phase's pipes (FP32,
 // SFU, shared, issue) interleave instruction by instruction and overlap by overlap_exponent; a
@@ -198,11 +188,17 @@ Prediction predict_decode_family(const Workload& w, const GeometryAnalysis& g, c
 }
 }  // namespace
 
-Prediction predict(const Workload& w, const GeometryAnalysis& g, const GpuSpec& gpu, const Coefficients& c,
-                   int registers_per_thread) {
-  if (auto why = instruction_set_refusal(g.config, gpu)) throw std::invalid_argument(g.config.name() + " " + *why);
-  if (g.config.variant == Variant::Decode) return predict_decode_family(w, g, gpu, c, registers_per_thread);
-  if (g.config.variant == Variant::Wgmma16) return predict_async_pipeline(w, g, gpu, c, registers_per_thread);
+double soft_max(std::initializer_list<double> terms, double p) {
+  double top = 0;
+  for (double t : terms) top = std::max(top, t);
+  if (top <= 0) return 0;
+  double sum = 0;
+  for (double t : terms) sum += std::pow(t / top, p);
+  return top * std::pow(sum, 1.0 / p);
+}
+
+Prediction prediction_prologue(const Workload& w, const GeometryAnalysis& g, const GpuSpec& gpu, const Coefficients& c,
+                               int registers_per_thread) {
   Prediction p;
   p.registers_from_profile = registers_per_thread > 0;
   p.registers_per_thread = registers_per_thread > 0 ? registers_per_thread : g.registers_estimate;
@@ -212,9 +208,19 @@ Prediction predict(const Workload& w, const GeometryAnalysis& g, const GpuSpec& 
     return p;
   }
   p.counts = count_work(w, g);
+  p.waves = compute_waves(p.counts.tiles.blocks, gpu.sm_count, p.occupancy.blocks_per_sm);
+  p.dram = estimate_dram(w, g.config, p.counts, p.waves.per_wave, g.causal_heavy_first, gpu, c);
+  return p;
+}
+
+Prediction predict(const Workload& w, const GeometryAnalysis& g, const GpuSpec& gpu, const Coefficients& c,
+                   int registers_per_thread) {
+  if (auto why = instruction_set_refusal(g.config, gpu)) throw std::invalid_argument(g.config.name() + " " + *why);
+  if (g.config.variant == Variant::Decode) return predict_decode_family(w, g, gpu, c, registers_per_thread);
+  if (g.config.variant == Variant::Wgmma16) return predict_async_pipeline(w, g, gpu, c, registers_per_thread);
+  Prediction p = prediction_prologue(w, g, gpu, c, registers_per_thread);
+  if (!p.refusal.empty()) return p;
   const Counts& n = p.counts;
-  p.waves = compute_waves(n.tiles.blocks, gpu.sm_count, p.occupancy.blocks_per_sm);
-  p.dram = estimate_dram(w, g.config, n, p.waves.per_wave, g.causal_heavy_first, gpu, c);
 
   const double clock = gpu.clock_hz();
   const double blocks = double(n.tiles.blocks);

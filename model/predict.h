@@ -40,6 +40,7 @@
 // block_schedule.h instead) + launch_overhead_us.
 #pragma once
 
+#include <initializer_list>
 #include <optional>
 #include <string>
 
@@ -92,6 +93,16 @@ struct Prediction {
 // tensor-core rate. One line without the config's name, e.g. "needs TF32 tensor cores (compute
 // capability >= 8.0); NVIDIA GeForce GTX 1080 is 6.1". rank_configs refuses such configs with it.
 std::optional<std::string> instruction_set_refusal(const TileConfig& c, const GpuSpec& gpu);
+
+// (sum x_i^p)^(1/p), scaled by the largest for range: the soft maximum of overlapping terms
+// (coefficients.h, overlap_exponent). Every family's time joins its terms with it.
+double soft_max(std::initializer_list<double> terms, double p);
+
+// What every family's prediction starts from: the registers (the profile's, else the traits'
+// estimate), the occupancy, and where it fits the counts, waves and DRAM estimate; `refusal` set
+// when the block does not fit on an SM.
+Prediction prediction_prologue(const Workload& w, const GeometryAnalysis& g, const GpuSpec& gpu, const Coefficients& c,
+                               int registers_per_thread);
 
 // registers_per_thread <= 0: use the traits' estimate. Throws std::invalid_argument with one line,
 // "<config> <instruction_set_refusal>", for a config the GPU cannot run (callers that rank or
