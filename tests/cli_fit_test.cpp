@@ -57,6 +57,19 @@ TEST(CliFit, RefusesAnotherSchemaVersionAndUnknownNames) {
   EXPECT_NE(r.output.find("unknown coefficient 'fp32_eff'"), std::string::npos) << r.output;
   r = run_flashtune("fit --profile '" + data("fixture_profile.json") + "' --no-write --quiet --cv sometimes");
   EXPECT_EQ(r.exit_code, 2) << r.output;
+  // --variants names variants; --with names a profile that must load (the fixture's GPU with itself
+  // would put every pair in twice: refused naming the file).
+  r = run_flashtune("fit --profile '" + data("fixture_profile.json") + "' --no-write --quiet --variants regtile,mma16");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--variants: unknown variant 'regtile'"), std::string::npos) << r.output;
+  r = run_flashtune("fit --profile '" + data("fixture_profile.json") + "' --no-write --quiet --with '" +
+                    dir.file("missing.json") + "'");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("missing.json"), std::string::npos) << r.output;
+  r = run_flashtune("fit --profile '" + data("fixture_profile.json") + "' --no-write --quiet --cv none --with '" +
+                    data("fixture_profile.json") + "'");
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("is also in"), std::string::npos) << r.output;
 }
 
 }  // namespace

@@ -250,5 +250,52 @@ TEST(CoefficientFit, DtypeFoldsHoldOutEachElementTypeFamily) {
   EXPECT_EQ(cv.held_out.size(), ds.points.size());
 }
 
+// fit --with: a GPU's other sweep joins the fit's points (its configs' geometry stays alive with
+// it); another GPU's sweep, or a (workload, config) pair in both, is refused naming the file.
+TEST(FitDatasetJoin, JoinsSweepsOfOneGpuAndRefusesAnotherOrAPairTwice) {
+  const Profile first = synthetic_profile(model::Coefficients{});
+  Profile second = first;
+  for (NamedWorkload& w : second.workloads) w.name += "_again";
+  for (Measurement& m : second.measurements) m.workload += "_again";
+  FitDataset ds = make_fit_dataset(first, "first.json", h200());
+  const std::size_t n = ds.points.size();
+  ASSERT_GT(n, 0u);
+  join_fit_datasets(ds, make_fit_dataset(second, "second.json", h200()));
+  ASSERT_EQ(ds.points.size(), 2 * n);
+  // The joined points' geometry is usable after the joined dataset is gone.
+  const FitPoint& joined = ds.points.back();
+  EXPECT_NE(joined.workload.find("_again"), std::string::npos);
+  EXPECT_GT(model::predict(joined.w, *joined.geometry, ds.gpu, model::Coefficients{}).time_s, 0.0);
+  try {
+    join_fit_datasets(ds, make_fit_dataset(first, "twice.json", h200()));
+    ADD_FAILURE() << "a pair in both sweeps was joined";
+  } catch (const FitInputError& e) {
+    EXPECT_NE(std::string(e.what()).find("twice.json"), std::string::npos) << e.what();
+  }
+  Profile other = second;
+  other.gpu.name = "NVIDIA H100 SXM5 80GB";
+  try {
+    join_fit_datasets(ds, make_fit_dataset(other, "h100.json", model::find_gpu_spec("nvidia-h100-sxm", FLASHTUNE_TEST_GPU_DIR)));
+    ADD_FAILURE() << "another GPU's sweep was joined";
+  } catch (const FitInputError& e) {
+    EXPECT_NE(std::string(e.what()).find("measured on NVIDIA H100"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(ds.points.size(), 2 * n);
+}
+
+// fit --variants: only those variants' points stay; the others are listed as left out.
+TEST(FitDatasetJoin, KeepVariantsLeavesTheOthersOut) {
+  FitDataset ds = make_fit_dataset(synthetic_profile(model::Coefficients{}), "synthetic", h200());
+  const std::size_t before = ds.points.size(), skipped_before = ds.skipped.size();
+  keep_variants(ds, {Variant::RegTile2D});
+  ASSERT_FALSE(ds.points.empty());
+  ASSERT_LT(ds.points.size(), before);
+  for (const FitPoint& p : ds.points) EXPECT_EQ(p.c.variant, Variant::RegTile2D) << p.config;
+  EXPECT_EQ(ds.skipped.size() - skipped_before, before - ds.points.size());
+  EXPECT_NE(ds.skipped.back().find("--variants"), std::string::npos);
+  keep_variants(ds, {});  // none named: all stay
+  EXPECT_FALSE(ds.points.empty());
+}
+
 }  // namespace
 }  // namespace flashtune::fit
