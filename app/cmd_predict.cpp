@@ -287,9 +287,10 @@ int predict_command(const PredictOptions& o) {
     return kExitOk;
   }
 
-  std::printf("%s (%s), B=%lld N=%lld%s d=%d %s, precision %s, coefficients: %s\n", gpu.name.c_str(),
-              gpu.file.c_str(), w.B, w.N, inference_suffix(w).c_str(), w.d, w.causal ? "causal" : "non-causal",
-              o.filter.precision.c_str(),
+  // The element type, and for fp32 the accuracy asked for (it only filters fp32 configs).
+  const std::string element = w.dtype == DType::Fp32 ? "fp32, precision " + o.filter.precision : dtype_name(w.dtype);
+  std::printf("%s (%s), B=%lld N=%lld%s d=%d %s, %s, coefficients: %s\n", gpu.name.c_str(), gpu.file.c_str(), w.B,
+              w.N, inference_suffix(w).c_str(), w.d, w.causal ? "causal" : "non-causal", element.c_str(),
               coefficients_source(o, profile, gpu).c_str());
   if (rows.empty()) {
     std::printf("no config can run this workload on %s\n", gpu.name.c_str());
