@@ -83,6 +83,14 @@ Prediction predict_async_pipeline(const Workload& w, const GeometryAnalysis& g, 
   const double l2_per_block = n.l2_bytes() / blocks / (gpu.l2_bytes_per_s() * c.l2_efficiency);
   const double dram_per_block = p.dram.bytes / blocks / (gpu.dram_bytes_per_s() * c.dram_efficiency);
 
+  // The mask's instructions on the warpgroup-tiles that cross a diagonal or kv_len (about one per
+  // warpgroup and block under causal: each busiest warpgroup's chain takes its own).
+  const double masked_wg_tiles =
+      g.mask_instructions_per_score > 0
+          ? double(count_masked_warp_tiles(w, cfg.Br, cfg.Bc, Wgmma16::kRowsPerConsumer)) / blocks
+          : 0.0;
+  const double mask_issue = (1.0 + c.issue_overhead) * g.mask_instructions_per_score * Wgmma16::kRowsPerConsumer *
+                            cfg.Bc / 32.0 / (gpu.warp_schedulers_per_sm * clock * c.issue_efficiency);
   const double block_issue = (1.0 + c.issue_overhead) * g.extra_warp_instructions_per_warp_block * g.warps_per_block /
                              (gpu.warp_schedulers_per_sm * clock * c.issue_efficiency);
   // k mean blocks resident on one SM.
@@ -95,9 +103,12 @@ Prediction predict_async_pipeline(const Workload& w, const GeometryAnalysis& g, 
     b.issue = k * wg_tiles * t.issue / h(warps);
     b.simt = k * wg_tiles * t.simt_full / h(warps);
     // The block's own prologue and epilogue instructions (per warp and block) on its chain.
-    b.chain = wg_tiles / consumers * (t.mma + t.simt_full / h(4.0) + t.sync) + block_issue / h(4.0);
-    b.issue += k * block_issue;
-    b.simt += k * block_issue / h(warps);
+    // The block lasts as long as its busiest warpgroup: under causal the last one computes every
+    // tile the block loads (the block's loads stop at its last row's diagonal), the others fewer.
+    b.chain = loads * (t.mma + t.simt_full / h(4.0) + t.sync) + block_issue / h(4.0);
+    b.chain += masked_wg_tiles / consumers * mask_issue / h(4.0);
+    b.issue += k * (block_issue + masked_wg_tiles * mask_issue);
+    b.simt += k * (block_issue + masked_wg_tiles * mask_issue) / h(warps);
     b.copy = k * loads * tile_transfer;
     b.work = std::max({soft_max({b.tensor, b.simt}, c.overlap_exponent), b.chain, b.copy});
     b.stall = loads > 0 ? loads * std::max(0.0, load_latency - (cfg.stages - 1) * b.work / loads) : 0.0;

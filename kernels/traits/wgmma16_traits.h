@@ -264,6 +264,10 @@ inline KernelGeometry Wgmma16::geometry(const TileConfig& c) {
   // producer warpgroup, which the model's per-warp skipping (rows_per_warp x warps = Br) cannot
   // express yet: counted as if every warp visited every tile.
   g.warps_skip_masked_tiles = false;
+  // The mask (kernels/wgmma16.cuh, masked()): per score of a warpgroup-tile that crosses its
+  // diagonal or kv_len, key >= kv_len and key > row + offset (two ISETP) and the select of -inf
+  // (FSEL), as mma16's; the model counts the warpgroup-tiles (model/async_pipeline.cpp).
+  g.mask_instructions_per_score = 3.0;
   g.causal_heavy_first = kCausalHeavyFirst;
   return g;
 }
