@@ -37,6 +37,24 @@ struct DecodeParams {
   int splits;       // key chunks; 1: the split kernel writes O itself
   int chunk_tiles;  // key tiles per chunk (a multiple of the warps)
   float* work;      // splits > 1: [kv entry][row tile x Br][split][2 + d] fp32 (max, sum, O)
+  // splits > 1 with the combine in the split kernel: one ticket word per (kv entry, row tile),
+  // tagged with this launch's id (traits::Decode::ticket_* says why and how).
+  unsigned long long* tickets;
+  unsigned long long ticket_id;
+  int flags;  // DecodeFlags
+};
+
+// How a launch streams and combines, one bit each. The launch sets kDecodeEvictFirst by the
+// traits' rule (traits::Decode::evict_first); the other two are kept for measurement
+// (FLASHTUNE_DECODE_FLAGS) and are off: on the H100 the 256-byte L2 prefetch changed nothing, and
+// the combine in the split kernel (the last block of an entry merges the splits) saved nothing
+// where one row per entry is combined and cost 5-10 us where 16 are (Nq = 4, kv_group 4: one
+// block's four warps walk 16 rows x the splits while the other SMs idle, where the combine kernel
+// spreads them over blocks); docs/results/h100-decode-stream-flags-*.txt.
+enum DecodeFlags : int {
+  kDecodeEvictFirst = 1,    // K/V cp.async with an L2 evict-first policy
+  kDecodePrefetch256 = 2,   // and the L2::256B prefetch size
+  kDecodeFusedCombine = 4,  // the last block of each (kv entry, row tile) combines the splits
 };
 
 namespace decode_detail {
@@ -81,12 +99,29 @@ __device__ __forceinline__ float weight(float m, float base) {
   return m == -INFINITY ? 0.0f : mma16_detail::exp2_approx(m - base);
 }
 
+// cp.async of 16 bytes with an L2 cache policy (sm_80+), and with the 256-byte L2 prefetch size.
+__device__ __forceinline__ void cp_async_16_policy(uint32_t dst, const void* src, bool valid, uint64_t policy) {
+  asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2, %3;\n" ::"r"(dst), "l"(src),
+               "r"(valid ? 16 : 0), "l"(policy)
+               : "memory");
+}
+__device__ __forceinline__ void cp_async_16_policy_256(uint32_t dst, const void* src, bool valid, uint64_t policy) {
+  asm volatile("cp.async.cg.shared.global.L2::cache_hint.L2::256B [%0], [%1], 16, %2, %3;\n" ::"r"(dst), "l"(src),
+               "r"(valid ? 16 : 0), "l"(policy)
+               : "memory");
+}
+__device__ __forceinline__ uint64_t evict_first_policy() {
+  uint64_t policy;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
+  return policy;
+}
+
 // A warp's cp.async of key tile `tile` (rows [tile Bc, tile Bc + Bc), zero past the keys) of K
 // and V into its stage at kst (K) and kst + kv tile bytes (V), chunks swizzled. A trip moves the
 // lane 32 / chunks rows down in the same chunk: one address per operand, advanced by a stride.
 template <class T>
 __device__ __forceinline__ void load_kv_tile(const DecodeParams& p, const char* kg, const char* vg, uint32_t kst,
-                                             int tile, int lane) {
+                                             int tile, int lane, uint64_t policy) {
   using Tr = traits::Decode;
   constexpr TileConfig c = T::kConfig;
   constexpr int C = T::kChunks, kRowsPerTrip = 32 / C, kTrips = c.Bc * C / 32;
@@ -103,8 +138,16 @@ __device__ __forceinline__ void load_kv_tile(const DecodeParams& p, const char* 
     const int row = trip * kRowsPerTrip + row_in_trip;
     const bool valid = whole || key0 + trip * kRowsPerTrip < p.keys;
     const uint32_t dst = kst + Tr::chunk_byte(c.d, c.dtype, row, chunk);
-    cp_async_16(dst, valid ? kp : kg, valid);
-    cp_async_16(dst + Tr::kv_tile_bytes(c), valid ? vp : vg, valid);
+    if (p.flags & kDecodePrefetch256) {
+      cp_async_16_policy_256(dst, valid ? kp : kg, valid, policy);
+      cp_async_16_policy_256(dst + Tr::kv_tile_bytes(c), valid ? vp : vg, valid, policy);
+    } else if (p.flags & kDecodeEvictFirst) {
+      cp_async_16_policy(dst, valid ? kp : kg, valid, policy);
+      cp_async_16_policy(dst + Tr::kv_tile_bytes(c), valid ? vp : vg, valid, policy);
+    } else {
+      cp_async_16(dst, valid ? kp : kg, valid);
+      cp_async_16(dst + Tr::kv_tile_bytes(c), valid ? vp : vg, valid);
+    }
     kp += kstep;
     vp += vstep;
   }
@@ -368,6 +411,62 @@ struct SimtMath {
   }
 };
 
+// Ticket of one (kv entry, row tile): the word holds this launch's id in its high 48 bits and the
+// partials written so far in its low 16 (a word of another launch, or never written, counts 0).
+// Returns whether the caller's partial is the last; the last resets the word to 0, so a graph
+// replay with the same id starts again from zero.
+__device__ __forceinline__ bool take_ticket(unsigned long long* word, unsigned long long id, int splits) {
+  const unsigned long long tag = id << 16;
+  unsigned long long cur = atomicAdd(word, 0ULL);
+  for (;;) {
+    const unsigned long long count = (cur >> 16) == id ? (cur & 0xffffULL) : 0ULL;
+    const bool last = count + 1 == static_cast<unsigned long long>(splits);
+    const unsigned long long next = last ? 0ULL : (tag | (count + 1));
+    const unsigned long long seen = atomicCAS(word, cur, next);
+    if (seen == cur) return last;
+    cur = seen;
+  }
+}
+
+// One warp merges the splits' (max, sum, O) of packed row r of a kv entry and writes O. The lanes
+// read the splits' maxima side by side; each lane then keeps the weights of its splits in a
+// register and broadcasts them while every lane sums its d / 32 columns (loads through L2: other
+// blocks wrote them).
+template <int D, int BR, int DT>
+__device__ __forceinline__ void combine_row(const DecodeParams& p, long long kv_entry, long long b, int hkv, int r,
+                                            int lane) {
+  constexpr int OC = D / 32;
+  const long long stride = D + 2;
+  const float* const base = p.work + (kv_entry * p.row_tiles * BR + r) * p.splits * stride;
+  float mx = -INFINITY;
+  for (int s = lane; s < p.splits; s += 32) mx = fmaxf(mx, __ldcg(base + s * stride));
+#pragma unroll
+  for (int off = 16; off >= 1; off /= 2) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, off));
+  float sum = 0.0f, acc[OC] = {};
+  for (int s0 = 0; s0 < p.splits; s0 += 32) {
+    const int s = s0 + lane;
+    float f = 0.0f;
+    if (s < p.splits) {
+      f = mx == -INFINITY ? 0.0f : weight(__ldcg(base + s * stride), mx);
+      sum = fmaf(f, __ldcg(base + s * stride + 1), sum);
+    }
+    const int n = min(32, p.splits - s0);
+#pragma unroll 4
+    for (int j = 0; j < n; ++j) {
+      const float fj = __shfl_sync(0xffffffffu, f, j);
+      const float* const o = base + (s0 + j) * stride + 2 + lane;
+#pragma unroll
+      for (int k = 0; k < OC; ++k) acc[k] = fmaf(fj, __ldcg(o + 32 * k), acc[k]);
+    }
+  }
+#pragma unroll
+  for (int off = 16; off >= 1; off /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, off);
+  const long long at = operand_offset(p.os, b, query_row(p, hkv, r));
+  const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
+#pragma unroll
+  for (int k = 0; k < OC; ++k) store_elem<DT>(p.o, at + lane + 32 * k, acc[k] * inv);
+}
+
 }  // namespace decode_detail
 
 // One block per (row tile, key chunk, K/V entry): grid (row tiles x splits, batch x K/V heads).
@@ -402,6 +501,7 @@ __global__ void __launch_bounds__(traits::Decode::kThreads, 1) decode_split_kern
   const char* const kg = static_cast<const char*>(p.k) + kv_off * EB;
   const char* const vg = static_cast<const char*>(p.v) + kv_off * EB;
   const uint32_t ring = sbase + Tr::ring_base(c, warp);
+  const uint64_t policy = dd::evict_first_policy();
 
   // Q rows of the tile (zero past the packed rows). 16-bit: raw chunks by cp.async (swizzled for
   // ldmatrix), in the first group; fp32: pre-scaled by scale log2 e into plain rows.
@@ -430,7 +530,7 @@ __global__ void __launch_bounds__(traits::Decode::kThreads, 1) decode_split_kern
   // Prologue: this warp's tiles 0 .. STAGES - 2, one group each (empty past its last tile).
 #pragma unroll
   for (int st = 0; st < STAGES - 1; ++st) {
-    if (st < mine) dd::load_kv_tile<T>(p, kg, vg, ring + st * Tr::stage_bytes(c), first + warp + st * W, lane);
+    if (st < mine) dd::load_kv_tile<T>(p, kg, vg, ring + st * Tr::stage_bytes(c), first + warp + st * W, lane, policy);
     cp_async_commit();
   }
   cp_async_wait_group<STAGES - 2>();
@@ -443,7 +543,7 @@ __global__ void __launch_bounds__(traits::Decode::kThreads, 1) decode_split_kern
     // Issue tile i + STAGES - 1 into the stage tile i - 1 left (this warp finished it), then wait
     // for tile i.
     const int next = i + STAGES - 1;
-    if (next < mine) dd::load_kv_tile<T>(p, kg, vg, ring + (next % STAGES) * Tr::stage_bytes(c), first + warp + next * W, lane);
+    if (next < mine) dd::load_kv_tile<T>(p, kg, vg, ring + (next % STAGES) * Tr::stage_bytes(c), first + warp + next * W, lane, policy);
     cp_async_commit();
     cp_async_wait_group<STAGES - 1>();
     __syncwarp();
@@ -495,6 +595,24 @@ __global__ void __launch_bounds__(traits::Decode::kThreads, 1) decode_split_kern
       }
     }
   }
+  if (p.splits == 1 || !(p.flags & kDecodeFusedCombine)) return;
+
+  // The combine in this kernel: the last block of the (kv entry, row tile) to finish its partial
+  // takes a ticket that says so and merges every split's partial; the others are done. Saves the
+  // combine kernel's launch behind this grid and its wait for the whole grid: the combines of the
+  // entries that finish early run under the streaming of the others.
+  int* const is_last = reinterpret_cast<int*>(smem);  // Q's rows, read by no one any more
+  __syncthreads();  // every thread's partial written
+  if (tid == 0) {
+    __threadfence();  // this block's partial visible device-wide before its ticket
+    *is_last = dd::take_ticket(p.tickets + static_cast<long long>(kv_entry) * p.row_tiles + row_tile, p.ticket_id,
+                              p.splits);
+    __threadfence();
+  }
+  __syncthreads();
+  if (!*is_last) return;
+  for (int r = warp; r < BR && row0 + r < p.rows; r += W)
+    dd::combine_row<D, BR, DT>(p, static_cast<long long>(kv_entry), b, hkv, row0 + r, lane);
 }
 
 // One warp per packed row of every K/V entry: merges the splits' (max, sum, O) and writes O. The

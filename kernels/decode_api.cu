@@ -2,9 +2,13 @@
 // the workspace pool.
 #include "kernels/decode_api.h"
 
+#include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <map>
 #include <mutex>
+
+#include "kernels/decode.cuh"
 
 namespace flashtune {
 
@@ -34,6 +38,20 @@ cudaMemPool_t decode_workspace_pool(int device) {
   cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);
   pools.emplace(device, pool);
   return pool;
+}
+
+unsigned long long decode_launch_id() {
+  static std::atomic<unsigned long long> next{1};
+  const unsigned long long id = next.fetch_add(1, std::memory_order_relaxed) & ((1ULL << 48) - 1);
+  return id != 0 ? id : decode_launch_id();
+}
+
+int decode_flags() {
+  static const int flags = [] {
+    if (const char* f = std::getenv("FLASHTUNE_DECODE_FLAGS")) return std::atoi(f);
+    return -1;
+  }();
+  return flags;
 }
 
 }  // namespace kernels

@@ -19,6 +19,12 @@ namespace flashtune::kernels {
 // The workspace pool: one per device, never trimmed (a decode launch reuses the last one's bytes
 // instead of mapping fresh memory, which would stall the stream behind a host call).
 cudaMemPool_t decode_workspace_pool(int device);
+// A fresh id per launch that combines in the split kernel (48 bits, never 0): tags its tickets.
+unsigned long long decode_launch_id();
+// DecodeFlags forced on every launch of this process by FLASHTUNE_DECODE_FLAGS (experiments: 1
+// evict-first, 2 with the 256-byte prefetch, 4 the combine in the split kernel); -1 where unset:
+// the launch picks (traits::Decode::evict_first).
+int decode_flags();
 
 template <int D, int BR, int BC, int DT, int STAGES>
 class DecodeKernelInstance final : public KernelInstance, public DecodeKernel {
@@ -132,21 +138,36 @@ class DecodeKernelInstance final : public KernelInstance, public DecodeKernel {
                     s.row_tiles,
                     s.splits,
                     static_cast<int>(s.chunk_tiles),
-                    nullptr};
+                    nullptr,
+                    nullptr,
+                    0,
+                    0};
+    if (const int forced = decode_flags(); forced >= 0) {
+      dp.flags = forced;
+    } else {
+      int l2 = 0;
+      if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device) != cudaSuccess) return cudaErrorInvalidDevice;
+      const double kv_bytes = 2.0 * Tile::kElementBytes * double(s.kv_entries) * double(p.keys) * D;
+      dp.flags = Tr::evict_first(kv_bytes, double(l2)) ? kDecodeEvictFirst : 0;
+    }
     const long long work_floats = Tr::workspace_floats(config_, s);
+    void* w = nullptr;
     if (work_floats > 0) {
-      void* w = nullptr;
-      if (cudaError_t e = cudaMallocFromPoolAsync(&w, static_cast<std::size_t>(work_floats) * 4,
+      // The tickets (8-byte words) first, then the partials.
+      const long long tickets = (dp.flags & kDecodeFusedCombine) ? s.kv_entries * s.row_tiles : 0;
+      if (cudaError_t e = cudaMallocFromPoolAsync(&w, static_cast<std::size_t>(tickets * 8 + work_floats * 4),
                                                   decode_workspace_pool(device), stream);
           e != cudaSuccess)
         return e;
-      dp.work = static_cast<float*>(w);
+      dp.tickets = tickets > 0 ? static_cast<unsigned long long*>(w) : nullptr;
+      dp.ticket_id = tickets > 0 ? decode_launch_id() : 0;
+      dp.work = reinterpret_cast<float*>(static_cast<char*>(w) + tickets * 8);
     }
     const dim3 grid(static_cast<unsigned>(s.row_tiles * s.splits), static_cast<unsigned>(s.kv_entries));
     void* args[] = {&dp};
     cudaError_t e = cudaLaunchKernel(reinterpret_cast<const void*>(split_), grid, dim3(Tr::kThreads), args,
                                      static_cast<std::size_t>(Tile::kSmemBytes), stream);
-    if (e == cudaSuccess && dp.work) {
+    if (e == cudaSuccess && dp.work && !dp.tickets) {
       const long long warps = s.kv_entries * s.rows;
       // A programmatic dependent launch: the combine's blocks are scheduled while the split
       // kernel runs and wait for it in the kernel (griddepcontrol.wait), which takes its launch
@@ -163,8 +184,8 @@ class DecodeKernelInstance final : public KernelInstance, public DecodeKernel {
       cfg.numAttrs = 1;
       e = cudaLaunchKernelExC(&cfg, reinterpret_cast<const void*>(&decode_combine_kernel<D, BR, DT>), args);
     }
-    if (dp.work) {
-      const cudaError_t f = cudaFreeAsync(dp.work, stream);
+    if (w) {
+      const cudaError_t f = cudaFreeAsync(w, stream);
       if (e == cudaSuccess) e = f;
     }
     return e;

@@ -22,6 +22,11 @@ using traits::Decode;
 // ~79 GB/s measured on the H100 with 1 block per K/V head (8 K/V heads x 16384 keys: 0.1125 ms for
 // 8 x 8.4 MB; docs/results/h100-decode-bench-bf16-run1.jsonl).
 constexpr double kStepCycles = 33.0;
+// The share of the L2's dirty lines that a K/V stream read with the evict-first policy
+// (traits::Decode::evict_first) still writes back: the H100 calls of 67-134 MB ran 3.8-5.3 us
+// faster with it, about half the ~10 us that the whole write-back (cold_l2_dirty_fraction x L2)
+// costs at the first wave's rate (docs/results/h100-decode-stream-flags-*.txt).
+constexpr double kEvictFirstWriteback = 0.5;
 constexpr double kTileFixedCycles = 1300.0;
 
 double tile_cycles(const TileConfig& c, const Coefficients& k, int blocks_per_sm) {
@@ -71,7 +76,8 @@ DecodePrediction predict_decode(const Workload& w, const TileConfig& c, const Gp
   const double qo_bytes = 2.0 * e * double(w.B) * double(w.N) * c.d;
   // A cold start: the L2's dirty lines of the previous work (in the measurements, the flush's
   // zeros) are written back to DRAM while the first wave reads.
-  const double writeback_bytes = k.cold_l2_dirty_fraction * double(gpu.l2_bytes);
+  const double writeback_bytes = k.cold_l2_dirty_fraction * double(gpu.l2_bytes) *
+                                 (Decode::evict_first(kv_bytes, double(gpu.l2_bytes)) ? kEvictFirstWriteback : 1.0);
   p.dram_bytes = kv_bytes + qo_bytes + writeback_bytes;
   p.l2_bytes = kv_bytes * (s.row_tiles - 1);
   // A block's K/V bytes (chunks of equal length; the last may be shorter).

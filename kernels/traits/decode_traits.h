@@ -172,6 +172,16 @@ struct Decode {
     if (want < 1) want = 1;
     return static_cast<int>(want > kMaxSplits ? kMaxSplits : want);
   }
+  // The K/V stream's L2 policy. Read once, K and V go through L2 with an evict-first policy when
+  // the call's K/V bytes are at most kEvictFirstL2Multiple x the L2: the stream then displaces
+  // fewer of the lines already in L2, so fewer of the previous work's dirty lines are written back
+  // beside the call's reads. Measured on the H100 (bf16, L2 flushed with writes before every
+  // sample; docs/results/h100-decode-stream-flags-*.txt): 3.8-5.3 us off 35-67 us calls of
+  // 67-134 MB, 2.2 us at 201 MB, none at 268 MB, and 7 us lost at 537 MB (0.189 -> 0.196 ms).
+  static constexpr double kEvictFirstL2Multiple = 6.0;
+  static constexpr bool evict_first(double kv_bytes, double l2_bytes) {
+    return kv_bytes <= kEvictFirstL2Multiple * l2_bytes;
+  }
   // Bytes of the workspace a launch writes and the combine reads: per kv entry, padded row and
   // split, (max, sum) and d floats of O.
   static constexpr long long workspace_floats(const TileConfig& c, const Shape& s) {
