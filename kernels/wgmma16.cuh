@@ -12,6 +12,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/attention_params.cuh"
 #include "kernels/hopper_ptx.cuh"
@@ -68,16 +69,24 @@ __device__ __forceinline__ void fence_registers(float (&r)[N]) {
 #pragma unroll
   for (int i = 0; i < N; ++i) hopper::fence_register(r[i]);
 }
+// The P fragments an in-flight P V reads from registers: kept live, unmoved, up to this point.
+template <int K>
+__device__ __forceinline__ void fence_registers(uint32_t (&r)[K][4]) {
+#pragma unroll
+  for (int k = 0; k < K; ++k)
+#pragma unroll
+    for (int i = 0; i < 4; ++i) hopper::fence_register(r[k][i]);
+}
 
 }  // namespace wgmma16_detail
 
 // One block per (query tile, batch entry); causal query tiles run last-first (heavy first) on a
-// batch-fastest grid, as mma16.
-template <int D, int BR, int BC, Layout L, int DT, int STAGES, int QSMEM>
-__global__ void __launch_bounds__(traits::Wgmma16::Tile<D, BR, BC, L, DT, STAGES, QSMEM>::kThreads, 1)
+// batch-fastest grid, as mma16. OVERLAP: the consumers' intra-warpgroup overlap (traits header).
+template <int D, int BR, int BC, Layout L, int DT, int STAGES, int QSMEM, int OVERLAP>
+__global__ void __launch_bounds__(traits::Wgmma16::Tile<D, BR, BC, L, DT, STAGES, QSMEM, OVERLAP>::kThreads, 1)
     wgmma16_kernel(const __grid_constant__ WgmmaParams P) {
   using R = traits::Wgmma16;
-  using T = R::Tile<D, BR, BC, L, DT, STAGES, QSMEM>;
+  using T = R::Tile<D, BR, BC, L, DT, STAGES, QSMEM, OVERLAP>;
   namespace hp = hopper;
   namespace wd = wgmma16_detail;
   constexpr TileConfig kC = T::kConfig;
@@ -160,103 +169,206 @@ __global__ void __launch_bounds__(traits::Wgmma16::Tile<D, BR, BC, L, DT, STAGES
   const uint32_t q_rows = q_smem + cw * R::block_bytes(kRows);
   const float sl2e = p.scale_log2e;
 
-  float o[R::o_registers(D)];
+  float o[R::o_registers(D)], s[R::s_registers(BC)];
 #pragma unroll
   for (int i = 0; i < R::o_registers(D); ++i) o[i] = 0.0f;
+#pragma unroll
+  for (int i = 0; i < R::s_registers(BC); ++i) s[i] = 0.0f;
   // Rows g and g + 8 of this warp's 16 (h = 0, 1): accumulator elements 4 j + 2 h, 4 j + 2 h + 1.
   float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.0f, 0.0f};  // l: this lane's share
+  float alpha[2];            // the rescale O owes for the newest tile's running max
+  uint32_t pa[BC / 16][4];   // P packed to the dtype: the A fragments of P V
+
+  // S = Q K^T of the tile in stage `st` (unscaled, fp32): d / 16 wgmma, the first overwriting S.
+  // The caller fences and commits.
+  auto issue_qk = [&](int st) {
+    const uint32_t k_smem = sbase + R::k_base(kC, st);
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk)
+      wd::mma_ss<DT, BC>(s, R::kmajor_descriptor(q_rows + R::kmajor_step_bytes(BR, kk)),
+                         R::kmajor_descriptor(k_smem + R::kmajor_step_bytes(BC, kk)), kk > 0 ? 1 : 0);
+  };
+  // O += P V of the tile in stage `st`: Bc / 16 wgmma, V MN-major. The caller fences and commits.
+  auto issue_pv = [&](int st, const uint32_t(&pf)[BC / 16][4]) {
+    const uint32_t v_smem = sbase + R::v_base(kC, st);
+#pragma unroll
+    for (int kk = 0; kk < BC / 16; ++kk) wd::mma_rs<DT, D>(o, pf[kk], R::v_descriptor(v_smem + R::v_step_bytes(kk), BC));
+  };
+  // Whether tile t crosses kv_len or this warpgroup's diagonal (then its scores are masked).
+  auto needs_mask = [&](int t) {
+    const int kv0 = t * BC;
+    return kv0 + BC > p.kv_len || (p.causal && kv0 + BC - 1 > row_first + p.causal_offset);
+  };
+  // The landed S of tile t to probabilities in place: keys past kv_len, and keys after the row's
+  // last visible one where the tile crosses this warpgroup's diagonal, masked; the online softmax
+  // in fp32 per row h of the lane's two (m, l and alpha; O is left to rescale_o). kMask
+  // (std::true_type or std::false_type): whether to mask, decided by the caller, so that the
+  // overlapped iteration holds no branch between its wgmma issue and its waits (ptxas drains the
+  // wgmma pipeline at a basic-block boundary: with the branch inside, the P V's wait came before
+  // the softmax's exponentials in SASS).
+  auto softmax = [&](int t, auto kMask) {
+    if constexpr (decltype(kMask)::value) {
+      const int kv0 = t * BC;
+#pragma unroll
+      for (int j = 0; j < BC / 8; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int row = row_first + 16 * wi + g + 8 * (e / 2);
+          if (masked(p, row, kv0 + 8 * j + 2 * tq + e % 2)) s[4 * j + e] = -INFINITY;
+        }
+    }
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      float mx = -INFINITY;
+#pragma unroll
+      for (int j = 0; j < BC / 8; ++j) mx = fmaxf(mx, fmaxf(s[4 * j + 2 * h], s[4 * j + 2 * h + 1]));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+      const float m_new = fmaxf(m_run[h], mx);
+      // A row with every score so far masked keeps -inf; subtracting 0 keeps exp2 at 0.
+      const float m_scaled = m_new == -INFINITY ? 0.0f : m_new * sl2e;
+      alpha[h] = wd::exp2_approx(fmaf(m_run[h], sl2e, -m_scaled));
+      float sum = 0.0f;
+#pragma unroll
+      for (int j = 0; j < BC / 8; ++j) {
+        s[4 * j + 2 * h] = wd::exp2_approx(fmaf(s[4 * j + 2 * h], sl2e, -m_scaled));
+        s[4 * j + 2 * h + 1] = wd::exp2_approx(fmaf(s[4 * j + 2 * h + 1], sl2e, -m_scaled));
+        sum += s[4 * j + 2 * h] + s[4 * j + 2 * h + 1];
+      }
+      l_run[h] = fmaf(l_run[h], alpha[h], sum);
+      m_run[h] = m_new;
+    }
+  };
+  auto rescale_o = [&]() {
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+      for (int j = 0; j < D / 8; ++j) {
+        o[4 * j + 2 * h] *= alpha[h];
+        o[4 * j + 2 * h + 1] *= alpha[h];
+      }
+  };
+  // P to the dtype: accumulator blocks 2 kk and 2 kk + 1 are the A fragment of k-step kk.
+  auto pack_p = [&]() {
+#pragma unroll
+    for (int kk = 0; kk < BC / 16; ++kk) {
+      pa[kk][0] = wd::pack<DT>(s[8 * kk + 0], s[8 * kk + 1]);
+      pa[kk][1] = wd::pack<DT>(s[8 * kk + 2], s[8 * kk + 3]);
+      pa[kk][2] = wd::pack<DT>(s[8 * kk + 4], s[8 * kk + 5]);
+      pa[kk][3] = wd::pack<DT>(s[8 * kk + 6], s[8 * kk + 7]);
+    }
+  };
+  // This warp is done with stage `st` (every wgmma reading it completed): one arrival of the
+  // 4 x consumers its empty barrier counts.
+  auto release = [&](int st) {
+    __syncwarp();
+    if (lane == 0) hp::mbarrier_arrive(empty(st));
+  };
 
   hp::mbarrier_wait(qbar, 0);
   int stage = 0;
   uint32_t phase = 0;
-  for (int t = 0; t < kv_tiles; ++t) {
-    hp::mbarrier_wait(full(stage), phase);
-    const int kv0 = t * BC;
-    // Under causal, a tile whose first key is after this warpgroup's last row's last visible key
-    // (row + causal_offset, bottom-right aligned) is all masked.
-    if (!(p.causal && kv0 > row_first + kRows - 1 + p.causal_offset)) {
-      // S = Q K^T (unscaled, fp32): d / 16 wgmma, the first overwriting S.
-      const uint32_t k_smem = sbase + R::k_base(kC, stage);
-      float s[R::s_registers(BC)];
-#pragma unroll
-      for (int i = 0; i < R::s_registers(BC); ++i) s[i] = 0.0f;
-      wd::fence_registers(s);
-      hp::wgmma_fence();
-#pragma unroll
-      for (int kk = 0; kk < D / 16; ++kk)
-        wd::mma_ss<DT, BC>(s, R::kmajor_descriptor(q_rows + R::kmajor_step_bytes(BR, kk)),
-                           R::kmajor_descriptor(k_smem + R::kmajor_step_bytes(BC, kk)), kk > 0 ? 1 : 0);
-      hp::wgmma_commit();
-      hp::wgmma_wait<0>();
-      wd::fence_registers(s);
-
-      // Keys past kv_len, and keys after the row's last visible one where the tile crosses this
-      // warpgroup's diagonal.
-      if (kv0 + BC > p.kv_len || (p.causal && kv0 + BC - 1 > row_first + p.causal_offset)) {
-#pragma unroll
-        for (int j = 0; j < BC / 8; ++j)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const int row = row_first + 16 * wi + g + 8 * (e / 2);
-            if (masked(p, row, kv0 + 8 * j + 2 * tq + e % 2)) s[4 * j + e] = -INFINITY;
-          }
-      }
-
-      // Online softmax in fp32, per row h of the lane's two.
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        float mx = -INFINITY;
-#pragma unroll
-        for (int j = 0; j < BC / 8; ++j) mx = fmaxf(mx, fmaxf(s[4 * j + 2 * h], s[4 * j + 2 * h + 1]));
-        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-        const float m_new = fmaxf(m_run[h], mx);
-        // A row with every score so far masked keeps -inf; subtracting 0 keeps exp2 at 0.
-        const float m_scaled = m_new == -INFINITY ? 0.0f : m_new * sl2e;
-        const float alpha = wd::exp2_approx(fmaf(m_run[h], sl2e, -m_scaled));
-        float sum = 0.0f;
-#pragma unroll
-        for (int j = 0; j < BC / 8; ++j) {
-          s[4 * j + 2 * h] = wd::exp2_approx(fmaf(s[4 * j + 2 * h], sl2e, -m_scaled));
-          s[4 * j + 2 * h + 1] = wd::exp2_approx(fmaf(s[4 * j + 2 * h + 1], sl2e, -m_scaled));
-          sum += s[4 * j + 2 * h] + s[4 * j + 2 * h + 1];
-        }
-        l_run[h] = fmaf(l_run[h], alpha, sum);
-        m_run[h] = m_new;
-#pragma unroll
-        for (int j = 0; j < D / 8; ++j) {
-          o[4 * j + 2 * h] *= alpha;
-          o[4 * j + 2 * h + 1] *= alpha;
-        }
-      }
-
-      // P, packed to the dtype: accumulator blocks 2 kk and 2 kk + 1 are the A fragment of k-step kk.
-      uint32_t pa[BC / 16][4];
-#pragma unroll
-      for (int kk = 0; kk < BC / 16; ++kk) {
-        pa[kk][0] = wd::pack<DT>(s[8 * kk + 0], s[8 * kk + 1]);
-        pa[kk][1] = wd::pack<DT>(s[8 * kk + 2], s[8 * kk + 3]);
-        pa[kk][2] = wd::pack<DT>(s[8 * kk + 4], s[8 * kk + 5]);
-        pa[kk][3] = wd::pack<DT>(s[8 * kk + 6], s[8 * kk + 7]);
-      }
-
-      // O += P V: Bc / 16 wgmma, V MN-major from the stage.
-      const uint32_t v_smem = sbase + R::v_base(kC, stage);
-      wd::fence_registers(o);
-      hp::wgmma_fence();
-#pragma unroll
-      for (int kk = 0; kk < BC / 16; ++kk)
-        wd::mma_rs<DT, D>(o, pa[kk], R::v_descriptor(v_smem + R::v_step_bytes(kk), BC));
-      hp::wgmma_commit();
-      hp::wgmma_wait<0>();
-      wd::fence_registers(o);
-    }
-    // This warp is done with the stage (its wgmma completed): one arrival of the 4 x consumers.
-    __syncwarp();
-    if (lane == 0) hp::mbarrier_arrive(empty(stage));
+  auto advance = [&]() {
     if (++stage == STAGES) {
       stage = 0;
       phase ^= 1u;
+    }
+  };
+  if constexpr (!OVERLAP) {
+    // Per tile, in order: S, softmax, O += P V, each product waited for.
+    for (int t = 0; t < kv_tiles; ++t) {
+      hp::mbarrier_wait(full(stage), phase);
+      // Under causal, a tile whose first key is after this warpgroup's last row's last visible key
+      // (row + causal_offset, bottom-right aligned) is all masked.
+      if (!(p.causal && t * BC > row_first + kRows - 1 + p.causal_offset)) {
+        wd::fence_registers(s);
+        hp::wgmma_fence();
+        issue_qk(stage);
+        hp::wgmma_commit();
+        hp::wgmma_wait<0>();
+        wd::fence_registers(s);
+        if (needs_mask(t)) softmax(t, std::true_type{});
+        else softmax(t, std::false_type{});
+        rescale_o();
+        pack_p();
+        wd::fence_registers(o);
+        hp::wgmma_fence();
+        issue_pv(stage, pa);
+        hp::wgmma_commit();
+        hp::wgmma_wait<0>();
+        wd::fence_registers(o);
+      }
+      release(stage);
+      advance();
+    }
+  } else {
+    // Intra-warpgroup overlap. The tiles this warpgroup computes are a prefix of the block's: under
+    // causal the rest start after its last row's last visible key (a suffix, all masked).
+    const int my_tiles =
+        p.causal ? min(kv_tiles, (row_first + kRows - 1 + p.causal_offset) / BC + 1) : kv_tiles;
+    if (my_tiles > 0) {
+      // Tile 0: S, softmax, P (O is still zero: nothing to rescale).
+      hp::mbarrier_wait(full(stage), phase);
+      wd::fence_registers(s);
+      hp::wgmma_fence();
+      issue_qk(stage);
+      hp::wgmma_commit();
+      hp::wgmma_wait<0>();
+      wd::fence_registers(s);
+      if (needs_mask(0)) softmax(0, std::true_type{});
+      else softmax(0, std::false_type{});
+      pack_p();
+      int prev = stage;
+      advance();
+      // Tile t: S_t = Q K_t^T is issued before O += P_{t-1} V_{t-1} (O already at m_{t-1}), so
+      // the softmax of S_t can run while that P V holds the tensor cores; O's rescale by alpha_t
+      // and P_t's packing wait for the P V (it reads O and the P fragments asynchronously).
+      // One overlapped tile, with or without the mask (kMask as in softmax).
+      auto overlapped = [&](int t, auto kMask) {
+        wd::fence_registers(s);
+        wd::fence_registers(o);
+        hp::wgmma_fence();
+        issue_qk(stage);
+        hp::wgmma_commit();
+        issue_pv(prev, pa);
+        hp::wgmma_commit();
+        hp::wgmma_wait<1>();  // S_t has landed; the P V may still run
+        wd::fence_registers(s);
+        softmax(t, kMask);
+        // P_t, alpha_t and the row sums are due before the wait in the source order. (ptxas still
+        // places the wait before the exponentials in SASS: docs/kernels.md, "wgmma16".)
+        wd::fence_registers(s);
+        wd::fence_registers(alpha);
+        wd::fence_registers(l_run);
+        hp::wgmma_wait<0>();
+        wd::fence_registers(o);
+        wd::fence_registers(pa);
+        release(prev);  // K_{t-1} and V_{t-1} are read
+        rescale_o();
+        pack_p();
+      };
+      for (int t = 1; t < my_tiles; ++t) {
+        hp::mbarrier_wait(full(stage), phase);
+        if (needs_mask(t)) overlapped(t, std::true_type{});
+        else overlapped(t, std::false_type{});
+        prev = stage;
+        advance();
+      }
+      wd::fence_registers(o);
+      hp::wgmma_fence();
+      issue_pv(prev, pa);
+      hp::wgmma_commit();
+      hp::wgmma_wait<0>();
+      wd::fence_registers(o);
+      wd::fence_registers(pa);
+      release(prev);
+    }
+    // The block's tiles past this warpgroup's diagonal: still waited for before the release, so
+    // that every arrival on a stage's empty barrier counts the round the producer is waiting on.
+    for (int t = my_tiles; t < kv_tiles; ++t) {
+      hp::mbarrier_wait(full(stage), phase);
+      release(stage);
+      advance();
     }
   }
 

@@ -19,8 +19,13 @@ using traits::Wgmma16;
 // One consumer warpgroup's work on one K/V tile, in seconds.
 struct WarpgroupTile {
   double mma;         // its two products on the SM's tensor cores
+  double qk, pv;      // the same, S = Q K^T and O += P V apart (equal FLOPs: 2 x 64 x Bc x d each)
   double simt_full;   // its softmax at the full rate of the FP32, SFU and issue pipes
   double fp32, sfu, issue;  // the same, pipe by pipe
+  // With the overlap, the part of the softmax that must wait for the previous tile's P V (O's
+  // rescale by alpha and P packed to the dtype: they write what that P V reads) and the rest (the
+  // mask, row max, exponentials and row sum of S_j), which runs while it is on the tensor cores.
+  double exposed, hidden;
   double sync;        // the wgmma wait round trips and the stage's mbarrier, exposed every tile
 };
 
@@ -42,6 +47,16 @@ WarpgroupTile warpgroup_tile(const GeometryAnalysis& g, const GpuSpec& gpu, cons
                                    g.extra_warp_instructions_per_warp_tile * g.warps_per_block / consumers;
   t.issue = (1.0 + c.issue_overhead) * warp_instructions / (gpu.warp_schedulers_per_sm * clock * c.issue_efficiency);
   t.simt_full = soft_max({t.fp32, t.sfu, t.issue}, c.overlap_exponent);
+  t.qk = t.mma * Wgmma16::qk_wgmmas(cfg) * cfg.Bc / (Wgmma16::qk_wgmmas(cfg) * cfg.Bc + Wgmma16::pv_wgmmas(cfg) * cfg.d);
+  t.pv = t.mma - t.qk;
+  // O *= alpha (d / 2 FMUL per thread) and the P pack (Bc / 4 cvt per thread), on the FP32 and
+  // issue pipes (traits: the O rescale and cvt terms of the per-tile counts).
+  const double exposed_per_thread = cfg.d / 2.0 + cfg.Bc / 4.0;
+  const double exposed_fp32 = exposed_per_thread * Wgmma16::kWarpgroupThreads / (gpu.fp32_lanes_per_sm * clock * c.fp32_efficiency);
+  const double exposed_issue = (1.0 + c.issue_overhead) * exposed_per_thread * Wgmma16::kWarpgroupThreads / 32.0 /
+                               (gpu.warp_schedulers_per_sm * clock * c.issue_efficiency);
+  t.exposed = std::min(t.simt_full, soft_max({exposed_fp32, exposed_issue}, c.overlap_exponent));
+  t.hidden = t.simt_full - t.exposed;
   t.sync = c.overlapped_iteration_cycles / clock;
   return t;
 }
@@ -93,6 +108,18 @@ Prediction predict_async_pipeline(const Workload& w, const GeometryAnalysis& g, 
                             cfg.Bc / 32.0 / (gpu.warp_schedulers_per_sm * clock * c.issue_efficiency);
   const double block_issue = (1.0 + c.issue_overhead) * g.extra_warp_instructions_per_warp_block * g.warps_per_block /
                              (gpu.warp_schedulers_per_sm * clock * c.issue_efficiency);
+  // One warpgroup's chain per K/V tile. In order (the serial loop): both products, then the
+  // softmax. With the intra-warpgroup overlap (traits: TileConfig::overlap), tile j's softmax runs
+  // while tile j - 1's P V holds the tensor cores: S_j, then the longer of that P V and the hidden
+  // part of the softmax, then its exposed part; the first tile's softmax has no P V beside it and
+  // the last P V no softmax (chain_once). Never longer than the serial chain.
+  const double h4 = h(4.0);
+  const double chain_per_tile = cfg.overlap ? t.qk + std::max(t.pv, t.hidden / h4) + t.exposed / h4 + t.sync
+                                            : t.mma + t.simt_full / h4 + t.sync;
+  const double chain_once = cfg.overlap && loads > 0 ? std::min(t.pv, t.hidden / h4) : 0.0;
+  // Tiles in flight that hide a tile's load latency: stages - 1, or stages - 2 with the overlap
+  // (a stage is freed one tile later: its V is read in the next tile's iteration).
+  const double hiding_tiles = double(Wgmma16::overlap_hiding_tiles(cfg));
   // k mean blocks resident on one SM.
   const auto block_terms = [&](double k) {
     BlockTerms b{};
@@ -105,13 +132,13 @@ Prediction predict_async_pipeline(const Workload& w, const GeometryAnalysis& g, 
     // The block's own prologue and epilogue instructions (per warp and block) on its chain.
     // The block lasts as long as its busiest warpgroup: under causal the last one computes every
     // tile the block loads (the block's loads stop at its last row's diagonal), the others fewer.
-    b.chain = loads * (t.mma + t.simt_full / h(4.0) + t.sync) + block_issue / h(4.0);
+    b.chain = loads * chain_per_tile + chain_once + block_issue / h(4.0);
     b.chain += masked_wg_tiles / consumers * mask_issue / h(4.0);
     b.issue += k * (block_issue + masked_wg_tiles * mask_issue);
     b.simt += k * (block_issue + masked_wg_tiles * mask_issue) / h(warps);
     b.copy = k * loads * tile_transfer;
     b.work = std::max({soft_max({b.tensor, b.simt}, c.overlap_exponent), b.chain, b.copy});
-    b.stall = loads > 0 ? loads * std::max(0.0, load_latency - (cfg.stages - 1) * b.work / loads) : 0.0;
+    b.stall = loads > 0 ? loads * std::max(0.0, load_latency - hiding_tiles * b.work / loads) : 0.0;
     return b;
   };
   const auto wave_time = [&](double k, double nblocks, BlockTerms* terms) {

@@ -16,13 +16,17 @@
 //   tensor = k V m                   every warpgroup-tile's products, one tensor pipe
 //   simt   = k V s_full / h(4 N)     every softmax, at the rate 4 N warps sustain
 //   chain  = V / C x (m + s + sync)  one warpgroup's own tiles, in order (V: warpgroup-tiles per
-//                                    block; causal warpgroups skip tiles past their diagonal)
+//                                    block; causal warpgroups skip tiles past their diagonal);
+//            with the overlap knob (traits: S_j issued before P_{j-1} V_{j-1}, the softmax of S_j
+//            under that P V) each tile takes qk + max(pv, s_hidden) + s_exposed + sync instead,
+//            s_exposed the O rescale and P pack that must wait for the P V (same coefficients)
 //   copy   = k T 2 Bc d bytes / the SM's share of the L2 bandwidth (the producer's TMA copies of K
 //            and V stream beside the math; T: K/V tiles a block loads)
 //   work   = max(smax(tensor, simt), chain, copy)
 // A tile's load latency (iteration_latency_cycles) is hidden by the S - 1 tiles in flight, and what
 // they cannot cover stalls every tile:
-//   stall  = T x max(0, latency - (S - 1) x work / T)      (T: K/V tiles a block loads)
+//   stall  = T x max(0, latency - H x work / T)    (T: K/V tiles a block loads; H = S - 1 tiles
+//            in flight, S - 2 with the overlap, which holds each stage one tile longer)
 // The wave then joins the SM's time with the GPU's L2 and DRAM traffic (memory_overlap_exponent),
 // adds each block's fill and drain where the blocks beside it do not cover them, and is summed over
 // the waves (causal grids: the shared-SM schedule of block_schedule.h), as for every family.

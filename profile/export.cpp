@@ -128,6 +128,7 @@ ordered_json profile_to_t4(const Profile& p) {
       conf["layout"] = layout_name(tile->layout);
       conf["stages"] = tile->stages;
       conf["q_smem"] = tile->q_smem;
+      conf["overlap"] = tile->overlap;
     }
     conf["config"] = m.config;
     r["configuration"] = conf;

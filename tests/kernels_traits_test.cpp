@@ -48,7 +48,7 @@ TEST(KernelTraits, CompiledConfigsAreAllowedUniqueAndOrdered) {
   ASSERT_FALSE(compiled.empty());
   for (const TileConfig& c : compiled) EXPECT_FALSE(tile_rejection(c).has_value()) << c.name() << ": " << *tile_rejection(c);
   auto key = [](const TileConfig& c) {
-    return std::make_tuple(int(c.variant), c.d, c.Br, c.Bc, int(c.layout), int(c.dtype), c.stages, c.q_smem);
+    return std::make_tuple(int(c.variant), c.d, c.Br, c.Bc, int(c.layout), int(c.dtype), c.stages, c.q_smem, c.overlap);
   };
   for (std::size_t i = 1; i < compiled.size(); ++i)
     EXPECT_LT(key(compiled[i - 1]), key(compiled[i])) << compiled[i - 1].name() << " before " << compiled[i].name();
@@ -574,6 +574,58 @@ TEST(KernelTraits, Mma16RefusesWhatItCannotBuild) {
   const KernelGeometry g = make_geometry(ok);
   EXPECT_EQ(g.q_bytes_per_block, 2LL * 128 * 64);
   EXPECT_EQ(g.kv_bytes_per_kv_tile, 2LL * 2 * 64 * 64);
+}
+
+}  // namespace
+}  // namespace flashtune
+
+namespace flashtune {
+namespace {
+
+// The intra-warpgroup overlap knob: "/ov" after every other knob, parsed back; only wgmma16 takes
+// it (each other variant refuses it in one line naming the knob); wgmma16 keeps its 2 to 4 stages
+// with it, and its ring then hides the load latency with one tile fewer.
+TEST(KernelTraits, OverlapKnobNamesParsesAndBelongsToWgmma16) {
+  const TileConfig ov{Variant::Wgmma16, 128, 128, 128, Layout::Swizzled, DType::Bf16, 3, false, true};
+  EXPECT_EQ(ov.name(), "wgmma16/d128/br128xbc128/swizzled/bf16/s3/ov");
+  const auto back = parse_config_name(ov.name());
+  ASSERT_TRUE(back);
+  EXPECT_EQ(*back, ov);
+  EXPECT_TRUE(back->overlap);
+  TileConfig serial = ov;
+  serial.overlap = false;
+  EXPECT_NE(serial, ov);
+  EXPECT_EQ(parse_config_name(serial.name())->overlap, false);
+  // The knob's place is fixed (after /qsmem); a repeat or another spelling is no name.
+  for (const char* bad : {"wgmma16/d128/br128xbc128/swizzled/bf16/ov/s3", "wgmma16/d128/br128xbc128/swizzled/bf16/s3/ov/ov",
+                          "wgmma16/d128/br128xbc128/swizzled/bf16/s3/overlap", "wgmma16/d128/br128xbc128/swizzled/bf16/s3/ov/"})
+    EXPECT_FALSE(parse_config_name(bad)) << bad;
+  const auto mma = parse_config_name("mma16/d64/br128xbc64/swizzled/bf16/s2/qsmem/ov");
+  ASSERT_TRUE(mma);  // a name, but not a config mma16 builds
+  EXPECT_TRUE(mma->q_smem && mma->overlap);
+
+  EXPECT_FALSE(tile_rejection(ov).has_value());
+  for (TileConfig c : {TileConfig{Variant::Mma16, 64, 128, 64, Layout::Swizzled, DType::Bf16, 2, false, true},
+                       TileConfig{Variant::RowReg, 64, 64, 32, Layout::Plain, DType::Fp32, 0, false, true},
+                       TileConfig{Variant::Decode, 128, 16, 32, Layout::Swizzled, DType::Bf16, 2, false, true}}) {
+    const auto why = tile_rejection(c);
+    ASSERT_TRUE(why.has_value()) << c.name();
+    EXPECT_NE(why->find("no /ov"), std::string::npos) << *why;
+    EXPECT_EQ(why->find('\n'), std::string::npos) << *why;
+  }
+  TileConfig one = ov;
+  one.stages = 1;
+  ASSERT_TRUE(tile_rejection(one).has_value());
+  EXPECT_NE(tile_rejection(one)->find("/ov reads K of one tile and V of the previous at once"), std::string::npos)
+      << *tile_rejection(one);
+  EXPECT_EQ(traits::Wgmma16::overlap_hiding_tiles(ov), 1);
+  EXPECT_EQ(traits::Wgmma16::overlap_hiding_tiles(serial), 2);
+  // Same shared memory, threads and per-tile counts: the overlap reorders the work, adds none.
+  const KernelGeometry a = make_geometry(ov), b = make_geometry(serial);
+  EXPECT_EQ(a.smem_bytes, b.smem_bytes);
+  EXPECT_EQ(a.threads_per_block, b.threads_per_block);
+  EXPECT_EQ(a.per_kv_tile.exp, b.per_kv_tile.exp);
+  EXPECT_EQ(a.per_kv_tile.wgmma, b.per_kv_tile.wgmma);
 }
 
 }  // namespace

@@ -4,7 +4,9 @@
 // rel_l2_tolerance(dtype)); odd N (1, 17, 1000, 2049), causal, scores up to +-50; strided operands
 // ([batch, N, heads, d], O with gaps) bit for bit against the packed launch with the gaps untouched;
 // the refusals (below sm_90, operands TMA cannot address); no local memory; and a disabled timing
-// of the seed cases beside mma16 (L2 flushed, median). Skips without a CUDA device or below sm_90.
+// of the seed cases beside mma16 (L2 flushed, median); the overlap (/ov) configs on KV-cache, grouped
+// and causal shapes, against the reference and bit for bit against the serial loop. Skips without a
+// CUDA device or below sm_90.
 //
 // Environment: FLASHTUNE_KERNEL_FILTER=<substring> limits the configs; FLASHTUNE_TEST_QUICK=1 runs
 // one small workload per config; FLASHTUNE_TIMING_REPORT=<file.json> writes the timings.
@@ -150,6 +152,113 @@ TEST(KernelsWgmma16, EveryInstanceMatchesTheDoubleReferenceOnRoundedInputs) {
   for (const auto& [dt, wv] : worst)
     std::printf("worst rel L2 wgmma16 %-5s %.3e  (max abs %.3e, %lld checks; tolerance %.0e) at %s\n", dt.c_str(),
                 wv.rel_l2, wv.max_abs, wv.checks, rel_l2_tolerance(*parse_dtype(dt)), wv.where.c_str());
+}
+
+// The intra-warpgroup overlap (the /ov configs) on the shapes where its bookkeeping can go wrong:
+// several query tiles whose two consumer warpgroups skip different causal suffixes, a KV cache
+// (Nkv > Nq, causal bottom-right: a warpgroup's first skipped tile moves by Nkv - Nq), grouped
+// heads, odd lengths, and one K/V tile only (no overlapped iteration). Each against the double
+// reference on the rounded inputs, and bit for bit against the serial loop of the same d, Br, Bc
+// and dtype where one is compiled: the overlap reorders when the products run, not the arithmetic
+// (O is rescaled by alpha_j before P_j V_j is added, as in the serial loop).
+TEST(KernelsWgmma16, OverlapMatchesTheReferenceAndTheSerialLoopOnInferenceShapes) {
+  SKIP_WITHOUT_SM90();
+  const DeviceLimits dev = DeviceLimits::query(0);
+  const auto kernels = instances_of(Variant::Wgmma16);
+  std::vector<const KernelInstance*> overlapped;
+  for (const KernelInstance* k : kernels)
+    if (k->config().overlap) overlapped.push_back(k);
+  if (overlapped.empty()) GTEST_SKIP() << "no wgmma16 /ov instance compiled (or none matches the filter)";
+  const bool quick = env("FLASHTUNE_TEST_QUICK") != nullptr;
+  struct Shape {
+    long long B, nq, nkv;
+    int group;
+  };
+  // B = batch x query heads; K/V hold B / group entries of nkv keys.
+  const std::vector<Shape> shapes =
+      quick ? std::vector<Shape>{{4, 77, 300, 2}}
+            : std::vector<Shape>{{2, 1000, 1000, 1}, {3, 259, 259, 1}, {8, 200, 1000, 4},
+                                 {4, 777, 4097, 2},  {8, 64, 64, 4},   {4, 130, 131, 1}};
+  std::mt19937 rng(2525);
+  double worst = 0;
+  std::string worst_where;
+  long long checks = 0, twins = 0;
+  for (const KernelInstance* kern : overlapped) {
+    const TileConfig& c = kern->config();
+    // The serial twin: the same tile and dtype without the overlap (the stage count does not enter
+    // the arithmetic).
+    const KernelInstance* twin = nullptr;
+    for (const KernelInstance* k : kernel_registry()) {
+      const TileConfig& t = k->config();
+      if (t.variant == c.variant && !t.overlap && t.d == c.d && t.Br == c.Br && t.Bc == c.Bc && t.dtype == c.dtype)
+        twin = k;
+    }
+    for (const Shape& shape : shapes)
+      for (bool causal : {false, true}) {
+        Workload w;
+        w.B = shape.B;
+        w.N = shape.nq;
+        w.kv_len = shape.nkv;
+        w.kv_group = shape.group;
+        w.d = c.d;
+        w.causal = causal;
+        w.dtype = c.dtype;
+        const std::size_t nq = static_cast<std::size_t>(w.B * w.N * w.d);
+        const std::size_t nkv = static_cast<std::size_t>(w.B / w.kv_group * w.keys() * w.d);
+        const HalfOperand q = random_half_operand(nq, 6.0f, c.dtype, rng), k = random_half_operand(nkv, 3.0f, c.dtype, rng),
+                          v = random_half_operand(nkv, 3.0f, c.dtype, rng);
+        DeviceBuffer<float> qf(nq), kf(nkv), vf(nkv);
+        DeviceBuffer<double> ref_d(nq);
+        DeviceBuffer<uint16_t> qb(nq), kb(nkv), vb(nkv), ob(nq), tb(nq);
+        ASSERT_TRUE(qf.ptr && kf.ptr && vf.ptr && ref_d.ptr && qb.ptr && kb.ptr && vb.ptr && ob.ptr && tb.ptr);
+        CUDA_OK(cudaMemcpy(qf.ptr, q.exact.data(), nq * 4, cudaMemcpyHostToDevice));
+        CUDA_OK(cudaMemcpy(kf.ptr, k.exact.data(), nkv * 4, cudaMemcpyHostToDevice));
+        CUDA_OK(cudaMemcpy(vf.ptr, v.exact.data(), nkv * 4, cudaMemcpyHostToDevice));
+        Workload wr = w;
+        wr.dtype = DType::Fp32;
+        CUDA_OK(attention_reference_gpu(qf.ptr, kf.ptr, vf.ptr, ref_d.ptr, wr, nullptr));
+        std::vector<double> ref(nq);
+        CUDA_OK(cudaMemcpy(ref.data(), ref_d.ptr, nq * 8, cudaMemcpyDeviceToHost));
+        CUDA_OK(cudaMemcpy(qb.ptr, q.bits.data(), nq * 2, cudaMemcpyHostToDevice));
+        CUDA_OK(cudaMemcpy(kb.ptr, k.bits.data(), nkv * 2, cudaMemcpyHostToDevice));
+        CUDA_OK(cudaMemcpy(vb.ptr, v.bits.data(), nkv * 2, cudaMemcpyHostToDevice));
+        char buf[160];
+        std::snprintf(buf, sizeof buf, " B=%lld Nq=%lld Nkv=%lld g=%d%s", w.B, w.N, w.keys(), w.kv_group,
+                      causal ? " causal" : "");
+        const std::string where = kern->name() + buf;
+        const Support s = kern->can_implement(w, dev);
+        ASSERT_TRUE(s) << where << ": " << s.reason;
+        CUDA_OK(cudaMemset(ob.ptr, 0xFF, nq * 2));  // NaN in both dtypes
+        CUDA_OK(kern->launch(qb.ptr, kb.ptr, vb.ptr, ob.ptr, w, nullptr));
+        CUDA_OK(cudaDeviceSynchronize());
+        std::vector<uint16_t> out_bits(nq);
+        std::vector<float> out(nq);
+        CUDA_OK(cudaMemcpy(out_bits.data(), ob.ptr, nq * 2, cudaMemcpyDeviceToHost));
+        for (std::size_t i = 0; i < nq; ++i) out[i] = from_bits(out_bits[i], c.dtype);
+        const ErrorStats e = compare_to_reference(out.data(), ref.data(), nq);
+        EXPECT_TRUE(e.passes(rel_l2_tolerance(c.dtype)))
+            << where << ": rel_l2 " << e.rel_l2 << " max_abs " << e.max_abs << " non-finite " << e.nonfinite;
+        ++checks;
+        if (e.nonfinite > 0 || e.rel_l2 >= worst) {
+          worst = e.nonfinite > 0 ? INFINITY : e.rel_l2;
+          worst_where = where;
+        }
+        if (twin) {
+          CUDA_OK(cudaMemset(tb.ptr, 0xFF, nq * 2));
+          CUDA_OK(twin->launch(qb.ptr, kb.ptr, vb.ptr, tb.ptr, w, nullptr));
+          CUDA_OK(cudaDeviceSynchronize());
+          std::vector<uint16_t> twin_bits(nq);
+          CUDA_OK(cudaMemcpy(twin_bits.data(), tb.ptr, nq * 2, cudaMemcpyDeviceToHost));
+          long long differ = 0;
+          for (std::size_t i = 0; i < nq; ++i) differ += twin_bits[i] != out_bits[i];
+          EXPECT_EQ(differ, 0) << where << ": elements differing from " << twin->name();
+          ++twins;
+        }
+      }
+  }
+  std::printf("worst rel L2 wgmma16 /ov %.3e (%lld checks, %lld bit-for-bit against the serial loop) at %s\n", worst,
+              checks, twins, worst_where.c_str());
+  EXPECT_GT(checks, 0);
 }
 
 // [batch, N, heads, d] views (heads = 3) with O in a buffer whose rows have 8 elements of gap:

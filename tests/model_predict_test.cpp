@@ -347,6 +347,50 @@ TEST(PredictAsyncPipeline, Wgmma16IsBoundByItsTensorPipeAndItsWarpgroupsChain) {
   EXPECT_LE(predict(t22, catalog.analysis(three), h100, k).time_s, p.time_s * (1 + 1e-12));
 }
 
+// The intra-warpgroup overlap (wgmma16 /ov, model/async_pipeline.h): a warpgroup's chain per tile
+// is S, then the longer of the previous tile's P V and the softmax's hidden part, then its exposed
+// part (O's rescale, P's pack): shorter than the serial chain, so the overlap predicts faster where
+// one warpgroup's chain binds (one consumer per block, one block per SM: nothing else hides its
+// softmax), never faster than the tensor pipe's products, and with one tile fewer to hide the
+// load latency (s2 with the overlap hides none).
+TEST(PredictAsyncPipeline, OverlapHidesTheSoftmaxBehindTheProductsNeverBelowThePipes) {
+  const GpuSpec h100 = spec("nvidia-h100-sxm");
+  ConfigCatalog catalog;
+  const Coefficients k;
+  const auto time_of = [&](const TileConfig& c, const Workload& w) {
+    const Prediction p = predict(w, catalog.analysis(c), h100, k);
+    EXPECT_TRUE(p.refusal.empty()) << c.name() << ": " << p.refusal;
+    return p;
+  };
+  const Workload n4k{16, 4096, 128, false, 0.0f, DType::Bf16};
+  TileConfig one{Variant::Wgmma16, 128, 64, 128, Layout::Swizzled, DType::Bf16, 3, false};
+  TileConfig one_ov = one;
+  one_ov.overlap = true;
+  const Prediction s1 = time_of(one, n4k), o1 = time_of(one_ov, n4k);
+  EXPECT_LT(o1.time_s, s1.time_s * 0.95) << "one consumer: the softmax is on the chain, the overlap takes it off";
+  EXPECT_LT(o1.pipes.latency, s1.pipes.latency);
+  for (const Prediction* p : {&s1, &o1}) {
+    const double tensor_floor = p->counts.mma16_flops() / (h100.sm_count * h100.tensor_flops_per_clock_per_sm(DType::Bf16) *
+                                                          h100.clock_hz() * k.wgmma_efficiency);
+    EXPECT_GT(p->time_s, tensor_floor);
+    EXPECT_GE(p->time_s, p->pipes.tensor);
+  }
+  // Two consumers at d = 64, Bc = 128, four stages (the softmax about as long as the products): the
+  // chain never grows, the pipes' bound stays.
+  const Workload t30{2, 32768, 64, false, 0.0f, DType::Bf16};
+  TileConfig two{Variant::Wgmma16, 64, 128, 128, Layout::Swizzled, DType::Bf16, 4, false};
+  TileConfig two_ov = two;
+  two_ov.overlap = true;
+  const Prediction s2 = time_of(two, t30), o2 = time_of(two_ov, t30);
+  EXPECT_LE(o2.pipes.latency, s2.pipes.latency * (1 + 1e-12));
+  EXPECT_GE(o2.time_s, o2.pipes.tensor);
+  // Two stages: with the overlap a stage is freed one tile later, so no load is in flight to hide
+  // the next tile's latency.
+  TileConfig two_s2 = two_ov;
+  two_s2.stages = 2;
+  EXPECT_GT(time_of(two_s2, t30).time_s, o2.time_s);
+}
+
 // Causal masking lets an mma16 warp skip a tile whose keys all follow its rows, but the block's
 // barrier holds its sub-partition idle meanwhile: the per-sub-partition pipes take every warp on
 // every visited tile, so the warps' skipping does not make the prediction faster.

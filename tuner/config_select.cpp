@@ -11,7 +11,8 @@ namespace {
 bool matches(const TileConfig& c, int d, const ConfigRequest& r) {
   return c.d == d && c.dtype == r.dtype && precision_admits(r.precision, c.variant) && (!r.variant || c.variant == *r.variant) &&
          (!r.Br || c.Br == *r.Br) && (!r.Bc || c.Bc == *r.Bc) && (!r.layout || c.layout == *r.layout) &&
-         (!r.stages || c.stages == *r.stages) && (!r.q_smem || c.q_smem == *r.q_smem);
+         (!r.stages || c.stages == *r.stages) && (!r.q_smem || c.q_smem == *r.q_smem) &&
+         (!r.overlap || c.overlap == *r.overlap);
 }
 
 std::string describe_request(int d, const ConfigRequest& r) {
@@ -23,6 +24,7 @@ std::string describe_request(int d, const ConfigRequest& r) {
   if (r.dtype != DType::Fp32) s += std::string("/") + dtype_name(r.dtype);
   if (r.stages) s += "/s" + std::to_string(*r.stages);
   if (r.q_smem && *r.q_smem) s += "/qsmem";
+  if (r.overlap && *r.overlap) s += "/ov";
   return s;
 }
 
@@ -106,6 +108,7 @@ TileConfig select_config(int d, const ConfigRequest& request, const TileConfig& 
   wanted.dtype = request.dtype;
   if (request.stages) wanted.stages = *request.stages;
   if (request.q_smem) wanted.q_smem = *request.q_smem;
+  if (request.overlap) wanted.overlap = *request.overlap;
   const std::vector<TileConfig> candidates = matching_configs(d, request);
   if (std::find(candidates.begin(), candidates.end(), wanted) != candidates.end()) return wanted;
   if (!candidates.empty()) return candidates.front();

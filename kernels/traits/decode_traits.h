@@ -205,6 +205,7 @@ struct Decode {
     if (!is_cols(c)) return TileFault::VariantCols;
     if (c.stages < 2 || c.stages > 4) return TileFault::VariantStages;
     if (c.q_smem) return TileFault::FixedKnobs;
+    if (c.overlap) return TileFault::Overlap;
     if (c.layout != Layout::Swizzled) return TileFault::Layout;
     return smem_fault(smem_bytes(c));
   }

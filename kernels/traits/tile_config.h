@@ -84,6 +84,10 @@ inline constexpr int kTensorCoreMinComputeCapability = 80;  // major * 10 + mino
 // wgmma, TMA tensor copies and setmaxnreg exist on sm_90a only (Hopper, compute capability 9.0).
 inline constexpr int kWgmmaMinComputeCapability = 90;
 // The lowest compute capability (major * 10 + minor) a variant's instructions run on; 0: any.
+// Variants whose consumers can overlap one tile's softmax with the neighbouring tiles' products in
+// the same warpgroup (the config knob `overlap`, "/ov" in the name): the wgmma16 family only, whose
+// products are asynchronous.
+constexpr bool variant_has_overlap_knob(Variant v) { return v == Variant::Wgmma16; }
 constexpr int variant_min_compute_capability(Variant v) {
   return v == Variant::Wgmma16 ? kWgmmaMinComputeCapability : uses_tensor_cores(v) ? kTensorCoreMinComputeCapability : 0;
 }
@@ -169,21 +173,28 @@ struct TileConfig {
   // Where the variant lets the tuner choose: the Q tile re-read from shared memory every K/V tile
   // (true) instead of kept in registers for the whole loop (false).
   bool q_smem = false;
+  // Where the variant makes it a knob (variant_has_overlap_knob): each consumer warpgroup issues
+  // tile j's Q K^T before tile j - 1's P V and runs tile j's softmax while that P V is on the
+  // tensor cores (intra-warpgroup overlap), instead of the three steps one after the other.
+  bool overlap = false;
 
   // Stable, parseable name, e.g. "row_smem/d64/br64xbc32/padded"; used as a key in profiles. The
   // knobs beyond the layout follow only where they differ from the defaults above, so every name
-  // written before they existed still names the same config: "mma16/d128/br128xbc64/swizzled/bf16/s3/qsmem".
+  // written before they existed still names the same config: "mma16/d128/br128xbc64/swizzled/bf16/s3/qsmem",
+  // "wgmma16/d128/br128xbc128/swizzled/bf16/s3/ov".
   std::string name() const {
     std::string s = std::string(variant_name(variant)) + "/d" + std::to_string(d) + "/br" + std::to_string(Br) +
                     "xbc" + std::to_string(Bc) + "/" + layout_name(layout);
     if (dtype != DType::Fp32) s += std::string("/") + dtype_name(dtype);
     if (stages != 0) s += "/s" + std::to_string(stages);
     if (q_smem) s += "/qsmem";
+    if (overlap) s += "/ov";
     return s;
   }
   friend constexpr bool operator==(const TileConfig& a, const TileConfig& b) {
     return a.variant == b.variant && a.d == b.d && a.Br == b.Br && a.Bc == b.Bc && a.layout == b.layout &&
-           a.dtype == b.dtype && a.stages == b.stages && a.q_smem == b.q_smem;
+           a.dtype == b.dtype && a.stages == b.stages && a.q_smem == b.q_smem &&
+           a.overlap == b.overlap;
   }
   friend constexpr bool operator!=(const TileConfig& a, const TileConfig& b) { return !(a == b); }
 };
@@ -229,6 +240,7 @@ inline std::optional<TileConfig> parse_config_name(std::string_view name) {
   }
   if (skip(rest, "/s") && !read_int(rest, t.stages)) return std::nullopt;
   if (skip(rest, "/qsmem")) t.q_smem = true;
+  if (skip(rest, "/ov")) t.overlap = true;
   if (!rest.empty()) return std::nullopt;
   t.variant = *variant;
   t.layout = *layout;

@@ -173,6 +173,7 @@ enum class TileFault {
   TileCols,      // Bc outside {16, 32, 64, 128}
   ElementType,   // a dtype the variant has no kernel for (every SIMT and TF32 variant: fp32 only)
   FixedKnobs,    // stages or q_smem set on a variant whose traits fix them
+  Overlap,       // the overlap knob on a variant without it (variant_has_overlap_knob)
   // A variant's own limits, worded by its rejection():
   VariantHeadDim,
   VariantRows,
@@ -191,6 +192,7 @@ constexpr TileFault common_shape_fault(const TileConfig& c, Variant expected) {
   if (!is_head_dim(c.d)) return TileFault::HeadDim;
   if (!is_tile_size(c.Br)) return TileFault::TileRows;
   if (!is_tile_size(c.Bc)) return TileFault::TileCols;
+  if (c.overlap && !variant_has_overlap_knob(expected)) return TileFault::Overlap;
   return TileFault::None;
 }
 // The shape, for an fp32 variant whose traits fix the pipeline depth and Q's residence.
@@ -224,6 +226,9 @@ inline std::string fault_words(TileFault f, const TileConfig& c, Variant expecte
       return std::string(variant_name(expected)) + " has no " + dtype_name(c.dtype) + " kernel (fp32 only)";
     case TileFault::FixedKnobs:
       return std::string(variant_name(expected)) + " fixes its pipeline stages and Q's residence (no /sN or /qsmem)";
+    case TileFault::Overlap:
+      return std::string(variant_name(expected)) +
+             " runs each tile's products and softmax in order (no /ov: only wgmma16 overlaps them)";
     default: return std::string(variant_name(expected)) + " cannot build " + c.name();
   }
 }

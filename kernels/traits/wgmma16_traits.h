@@ -16,12 +16,20 @@
 //                                   from shared memory as stored, MN-major (d contiguous: the
 //                                   transpose bit of the instruction), Bc / 16 wgmma;
 //                      then release the stage (one mbarrier arrive per warp).
+//   With the overlap knob (TileConfig::overlap, "/ov"; needs stages >= 2 since K of tile j and V
+//   of tile j - 1 are read at once) a consumer instead runs, per tile j:
+//                      issue S_j = Q K_j^T, issue O += P_{j-1} V_{j-1} (O already at m_{j-1}),
+//                      wait for S_j only (wgmma.wait_group 1), softmax of S_j (m_j, P_j, alpha_j)
+//                      while that P V runs on the tensor cores, wait for it, release stage j - 1,
+//                      O *= alpha_j; after the last tile O += P_last V_last. Each stage is then
+//                      held about one tile longer, so the ring hides the load latency with
+//                      stages - 2 tiles instead of stages - 1 (overlap_hiding_tiles).
 //   Keys run to kv_len (a KV cache: Nq != Nkv) and K/V head h / kv_group serves query head h
 //   (grouped heads), both through the K and V tensor maps' own extents; causal is bottom-right.
 //   The epilogue divides by l, rounds O to the dtype into the warpgroup's own rows of the Q tile
 //   (Q is no longer read) and stores them with one TMA copy per 64 columns (rows past N clipped).
-// Not yet (later steps of issue 25): ping-pong between the consumer warpgroups, softmax overlapped
-// with the next Q K^T, separate K and V barriers, a persistent scheduler, tf32.
+// Not yet (later steps of issue 25): ping-pong between the consumer warpgroups, separate K and V
+// barriers, a persistent scheduler, tf32.
 //
 // Shared memory: every tile in the TMA / wgmma 128-byte swizzle. A tile of `rows` x d is d / 64
 // column blocks, each `rows` rows of 128 bytes (64 elements); 16-byte chunk c of row r sits at chunk
@@ -43,15 +51,22 @@ namespace flashtune::traits {
 // What the library compiles where the build targets sm_90 (kernels/CMakeLists.txt compiles them for
 // sm_90a): d 64 and 128, two consumer warpgroups (Br = 128) with Bc 64 or 128 and 2 or 3 stages,
 // one consumer warpgroup (Br = 64) at d = 128 for grids too small to fill the SMs; fp16 the likely
-// winners only (the same pipe and rate as bf16).
+// winners only (the same pipe and rate as bf16). The intra-warpgroup overlap ("/ov", the last
+// field) where the model must compare it with the serial loop (it is not faster on any seed case
+// yet: docs/results/h200-wgmma-overlap-*.md): d = 64 Bc = 128 at 2 to 4 stages, d = 128 at 3;
+// with two consumers only: with one, S, P and O
+// of both tiles in flight need more than the 255 registers a thread can have (ptxas spills 4 B
+// at d = 128, Bc = 128).
 struct Wgmma16Compiled {
   static constexpr Variant V = Variant::Wgmma16;
   static constexpr Layout S = Layout::Swizzled;
   static constexpr DType B = DType::Bf16, H = DType::Fp16;
+  static constexpr bool kOv = true;
 #if FLASHTUNE_SMALL_KERNEL_SET && !FLASHTUNE_MMA16_FULL_SET
   static constexpr TileConfig kList[] = {
       {V, 64, 128, 128, S, B, 2, false},
       {V, 128, 128, 128, S, B, 2, false},
+      {V, 128, 128, 128, S, B, 3, false, kOv},
   };
 #else
   static constexpr TileConfig kList[] = {
@@ -59,11 +74,17 @@ struct Wgmma16Compiled {
       {V, 64, 128, 128, S, B, 2, false},
       {V, 64, 128, 128, S, B, 3, false},
       {V, 64, 128, 128, S, H, 2, false},
+      {V, 64, 128, 128, S, B, 2, false, kOv},
+      {V, 64, 128, 128, S, B, 3, false, kOv},
+      {V, 64, 128, 128, S, B, 4, false, kOv},
       {V, 128, 64, 128, S, B, 2, false},
       {V, 128, 128, 64, S, B, 2, false},
       {V, 128, 128, 64, S, B, 3, false},
+      {V, 128, 128, 64, S, B, 3, false, kOv},
       {V, 128, 128, 128, S, B, 2, false},
+      {V, 128, 128, 128, S, B, 3, false},
       {V, 128, 128, 128, S, H, 2, false},
+      {V, 128, 128, 128, S, B, 3, false, kOv},
   };
 #endif
 };
@@ -165,6 +186,10 @@ struct Wgmma16 {
   // ---- instructions per K/V tile and consumer warpgroup ------------------------------------------
   static constexpr int qk_wgmmas(const TileConfig& c) { return c.d / 16; }   // m64nBck16
   static constexpr int pv_wgmmas(const TileConfig& c) { return c.Bc / 16; }  // m64ndk16
+  // K/V tiles the ring holds beyond the ones a consumer reads, i.e. the loads in flight that hide
+  // a tile's load latency: a stage is freed once its P V completes, which with the overlap is one
+  // tile later (the P V of tile j - 1 runs in iteration j).
+  static constexpr int overlap_hiding_tiles(const TileConfig& c) { return c.stages - (c.overlap ? 2 : 1); }
   // Accumulator registers per consumer thread: S is 64 x Bc fp32 over 128 threads, O 64 x d.
   static constexpr int s_registers(int bc) { return bc / 2; }
   static constexpr int o_registers(int d) { return d / 2; }
@@ -194,7 +219,9 @@ struct Wgmma16 {
         return name + " needs Br in {64, 128} (1 or 2 consumer warpgroups of 64 rows), got Br=" + std::to_string(c.Br);
       case TileFault::VariantCols: return name + " needs Bc in {64, 128}, got Bc=" + std::to_string(c.Bc);
       case TileFault::VariantStages:
-        return name + " needs 2 to 4 TMA stages (/s2, /s3, /s4), got " + std::to_string(c.stages);
+        return name + " needs 2 to 4 TMA stages (/s2, /s3, /s4" +
+               (c.overlap ? "; /ov reads K of one tile and V of the previous at once" : "") + "), got " +
+               std::to_string(c.stages);
       case TileFault::Layout:
         return name + " lays every tile out in the 128-byte TMA swizzle (layout swizzled), got " + layout_name(c.layout);
       case TileFault::FixedKnobs: return name + " always reads Q from shared memory (no /qsmem knob)";
@@ -206,9 +233,9 @@ struct Wgmma16 {
   static constexpr const auto& kCompiled = Wgmma16Compiled::kList;
 
   // ---- what the kernel template reads ------------------------------------------------------------
-  template <int D, int BR, int BC, Layout L, int DT, int STAGES, int QSMEM>
+  template <int D, int BR, int BC, Layout L, int DT, int STAGES, int QSMEM, int OVERLAP>
   struct Tile {
-    static constexpr TileConfig kConfig{kVariant, D, BR, BC, L, static_cast<DType>(DT), STAGES, QSMEM != 0};
+    static constexpr TileConfig kConfig{kVariant, D, BR, BC, L, static_cast<DType>(DT), STAGES, QSMEM != 0, OVERLAP != 0};
     static constexpr int kConsumers = consumers(kConfig);
     static constexpr int kThreads = threads(kConfig);
     static constexpr int kSmemBytes = smem_bytes(kConfig);
