@@ -209,6 +209,7 @@ FitRun run_fit(const FitRunOptions& o, const std::function<void(const std::strin
       row.top3 = g[0];
       row.top5pct = g[1];
       row.workloads = per_workload(points);
+      if (!fp32_only) row.points = points;
       r.unseen.push_back(row);
     }
   }
@@ -334,14 +335,18 @@ std::string residuals_csv(const FitRun& r) {
   std::map<std::pair<std::string, std::string>, double> held;
   for (const ScoredPoint& p : r.held_out) held[{p.workload, p.config}] = p.predicted_s;
   std::ostringstream out;
-  out << "workload,config,variant,measured_ms,predicted_ms,held_out_ms\n";
+  out << "workload,config,variant,measured_ms,predicted_ms,held_out_ms,set\n";
   for (const ScoredPoint& p : r.in_sample) {
     auto h = held.find({p.workload, p.config});
     out << p.workload << ',' << p.config << ',' << p.variant << ',' << p.measured_s * 1e3 << ',' << p.predicted_s * 1e3
         << ',';
     if (h != held.end()) out << h->second * 1e3;
-    out << '\n';
+    out << ",fit\n";
   }
+  for (const UnseenRow& u : r.unseen)
+    for (const ScoredPoint& p : u.points)
+      out << p.workload << ',' << p.config << ',' << p.variant << ',' << p.measured_s * 1e3 << ',' << p.predicted_s * 1e3
+          << ',' << p.predicted_s * 1e3 << ",unseen\n";
   return out.str();
 }
 

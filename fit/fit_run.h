@@ -55,6 +55,7 @@ struct UnseenRow {
   AccuracyMetrics m;
   GuidedResult top3, top5pct;
   std::vector<WorkloadRegret> workloads;
+  std::vector<ScoredPoint> points;  // every scored point, for the residuals
 };
 
 struct FitRun {
@@ -77,7 +78,9 @@ FitRun run_fit(const FitRunOptions& o, const std::function<void(const std::strin
 
 std::string render_text(const FitRun& r);
 nlohmann::ordered_json render_json(const FitRun& r);
-// One row per point: workload, config, variant, measured, in-sample and held-out predictions (ms).
+// One row per point: workload, config, variant, measured, in-sample and held-out predictions (ms),
+// and the set it belongs to: "fit" (the profile and --with) or "unseen" (each --unseen profile's
+// points once, predicted by the fitted coefficients: both prediction columns hold that time).
 std::string residuals_csv(const FitRun& r);
 
 // Puts every coefficient (fitted and fixed) into the profile's "coefficients" and a summary of

@@ -4,6 +4,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -35,6 +39,43 @@ TEST(CliFit, WritesCoefficientsTheModelReadsBack) {
   EXPECT_DOUBLE_EQ(mp.coefficients.fp32_efficiency, report["fit"]["coefficients"]["fp32_efficiency"].get<double>());
   std::ifstream in(profile);
   EXPECT_TRUE(nlohmann::json::parse(in).contains("fit"));
+}
+
+// The residuals name each point's set: the fitted points, then every --unseen profile's points
+// predicted by the fitted coefficients (the per-config view behind the unseen regret rows).
+TEST(CliFit, ResidualsHoldTheUnseenPoints) {
+  TempDir dir("cli_fit_residuals");
+  const std::string csv = dir.file("r.csv");
+  const std::string fixture = data("fixture_profile.json");
+  const auto r = run_flashtune("fit --profile '" + fixture + "' --unseen '" + fixture + "' --no-write --cv none --quiet" +
+                               " --free fp32_efficiency --residuals '" + csv + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream in(csv);
+  std::string line;
+  ASSERT_TRUE(std::getline(in, line));
+  EXPECT_EQ(line, "workload,config,variant,measured_ms,predicted_ms,held_out_ms,set");
+  std::map<std::string, std::string> fitted;  // workload,config -> predicted
+  std::size_t fit_rows = 0, unseen_rows = 0;
+  while (std::getline(in, line)) {
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
+    ASSERT_EQ(f.size(), 7u) << line;
+    const std::string key = f[0] + "," + f[1];
+    if (f[6] == "fit") {
+      ++fit_rows;
+      fitted[key] = f[4];
+    } else {
+      ASSERT_EQ(f[6], "unseen") << line;
+      ++unseen_rows;
+      EXPECT_EQ(f[4], f[5]) << line;  // never fitted: one prediction
+      // The same profile scored as unseen: the same coefficients give the same times.
+      ASSERT_TRUE(fitted.count(key)) << line;
+      EXPECT_EQ(f[4], fitted[key]) << line;
+    }
+  }
+  EXPECT_GT(fit_rows, 0u);
+  EXPECT_EQ(unseen_rows, fit_rows);
 }
 
 TEST(CliFit, TooFewMeasurementsSaysHowManyAreNeeded) {
