@@ -5,7 +5,8 @@
 // config also at the split the model picks where it differs from the default (what the dispatcher
 // and flashtune.attention launch: model::pick_decode_splits, \"model_split\": true).
 // Prints one JSON object per line (shape, config, splits, median ms, GB/s of Q + K + V + O moved
-// once, fraction of --copy-gbps).
+// once, fraction of --copy-gbps, and whether the launch streamed K/V evict-first: the model
+// predicts that stream, model::predict_decode).
 //
 //   decode_bench --dtype bf16 [--shapes b,hq,hkv,nq,keys,d;...] [--sweep] [--copy-gbps 3022]
 #include <cuda_runtime.h>
@@ -121,10 +122,12 @@ int main(int argc, char** argv) {
       std::printf(
           "{\"batch\": %d, \"q_heads\": %d, \"kv_heads\": %d, \"nq\": %d, \"keys\": %lld, \"d\": %d, \"dtype\": \"%s\", "
           "\"config\": \"%s\", \"splits\": %d, \"default_split\": %s, \"median_ms\": %.5f, \"min_ms\": %.5f, "
-          "\"samples\": %d, \"bytes\": %.0f, \"gbps\": %.1f, \"copy_fraction\": %.3f, \"model_split\": %s}\n",
+          "\"samples\": %d, \"bytes\": %.0f, \"gbps\": %.1f, \"copy_fraction\": %.3f, \"model_split\": %s, "
+          "\"evict_first\": %s}\n",
           sh.batch, sh.q_heads, sh.kv_heads, sh.nq, sh.keys, sh.d, dtype_name(dtype), c.name().c_str(), used,
           splits == 0 ? "true" : "false", r.stats.median_ms, r.stats.min_ms, r.stats.samples, bytes, gbps,
-          gbps / copy_gbps, model_split ? "true" : "false");
+          gbps / copy_gbps, model_split ? "true" : "false",
+          kernels::decode_streams_evict_first(p, dev.l2_bytes) ? "true" : "false");
       std::fflush(stdout);
       return r.stats.median_ms;
     };

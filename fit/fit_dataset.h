@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,9 @@ struct FitPoint {
   // Decode family: the split count the measurement launched (0: the traits' default, as a
   // profile's config name holds no split). fit/decode_sweeps.h fills it.
   int splits = 0;
+  // Decode family: whether the timed launch streamed K/V evict-first (decode_bench's
+  // "evict_first"; a sweep line without it predates the policy: false). Unset: the traits' rule.
+  std::optional<bool> evict_first;
 };
 
 struct FitDataset {

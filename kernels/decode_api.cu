@@ -46,6 +46,13 @@ unsigned long long decode_launch_id() {
   return id != 0 ? id : decode_launch_id();
 }
 
+bool decode_streams_evict_first(const DecodeProblem& p, long long l2_bytes) {
+  if (const int forced = decode_flags(); forced >= 0) return (forced & 1) != 0;
+  const double kv_bytes =
+      2.0 * double(dtype_bytes(p.dtype)) * double(p.batch) * double(p.q_heads / p.kv_group) * double(p.keys) * p.d;
+  return traits::Decode::evict_first(kv_bytes, double(l2_bytes));
+}
+
 int decode_flags() {
   static const int flags = [] {
     if (const char* f = std::getenv("FLASHTUNE_DECODE_FLAGS")) return std::atoi(f);

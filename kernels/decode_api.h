@@ -77,6 +77,17 @@ class DecodeKernel {
   virtual int default_splits(const DecodeProblem& p, const DeviceLimits& dev) const = 0;
 };
 
+namespace kernels {
+// DecodeFlags forced on every launch of this process by FLASHTUNE_DECODE_FLAGS (experiments: 1
+// evict-first, 2 with the 256-byte prefetch, 4 the combine in the split kernel); -1 where unset:
+// the launch picks (traits::Decode::evict_first).
+int decode_flags();
+// Whether a launch of `p` on a GPU of `l2_bytes` streams K/V with the evict-first policy (the
+// forced flags, else the traits' rule): what a timing records, so that the model predicts the
+// stream that ran (model::predict_decode).
+bool decode_streams_evict_first(const DecodeProblem& p, long long l2_bytes);
+}  // namespace kernels
+
 // The decode interface of a registry instance; nullptr for the other families.
 const DecodeKernel* as_decode(const KernelInstance* k);
 

@@ -21,10 +21,6 @@ namespace flashtune::kernels {
 cudaMemPool_t decode_workspace_pool(int device);
 // A fresh id per launch that combines in the split kernel (48 bits, never 0): tags its tickets.
 unsigned long long decode_launch_id();
-// DecodeFlags forced on every launch of this process by FLASHTUNE_DECODE_FLAGS (experiments: 1
-// evict-first, 2 with the 256-byte prefetch, 4 the combine in the split kernel); -1 where unset:
-// the launch picks (traits::Decode::evict_first).
-int decode_flags();
 
 template <int D, int BR, int BC, int DT, int STAGES>
 class DecodeKernelInstance final : public KernelInstance, public DecodeKernel {
@@ -147,8 +143,7 @@ class DecodeKernelInstance final : public KernelInstance, public DecodeKernel {
     } else {
       int l2 = 0;
       if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device) != cudaSuccess) return cudaErrorInvalidDevice;
-      const double kv_bytes = 2.0 * Tile::kElementBytes * double(s.kv_entries) * double(p.keys) * D;
-      dp.flags = Tr::evict_first(kv_bytes, double(l2)) ? kDecodeEvictFirst : 0;
+      dp.flags = decode_streams_evict_first(p, l2) ? kDecodeEvictFirst : 0;
     }
     const long long work_floats = Tr::workspace_floats(config_, s);
     void* w = nullptr;

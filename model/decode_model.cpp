@@ -28,19 +28,26 @@ constexpr double kStepCycles = 33.0;
 // costs at the first wave's rate (docs/results/h100-decode-stream-flags-*.txt).
 constexpr double kEvictFirstWriteback = 0.5;
 constexpr double kTileFixedCycles = 1300.0;
+// The same fixed part where the K/V stream carries the evict-first policy: one block streams
+// slower then (8 K/V heads x 16384 keys, one split: 0.157 ms, ~53 GB/s a block, against 0.1125 ms
+// without the policy; docs/results/h100-decode-bench-bf16-fe21539.jsonl), as does every launch of
+// fewer blocks than about half the SMs (1.2-1.6x), while launches of more blocks run 5-20% faster
+// (the write-back above). The per-block rate is what sets the split count where blocks are few.
+constexpr double kEvictFirstTileFixedCycles = 2100.0;
 
-double tile_cycles(const TileConfig& c, const Coefficients& k, int blocks_per_sm) {
-  if (Decode::uses_mma(c.dtype)) return kStepCycles * (c.d / 16.0 + c.Bc / 16.0) * (c.Br / 16.0) + kTileFixedCycles;
+double tile_cycles(const TileConfig& c, const Coefficients& k, int blocks_per_sm, bool evict_first) {
+  const double fixed = evict_first ? kEvictFirstTileFixedCycles : kTileFixedCycles;
+  if (Decode::uses_mma(c.dtype)) return kStepCycles * (c.d / 16.0 + c.Bc / 16.0) * (c.Br / 16.0) + fixed;
   const KernelGeometry g = Decode::geometry(c);
   const TileInstructionCounts& n = g.per_kv_tile;
   const double warp_instructions = (n.ffma + n.fp32_other + n.exp + n.shuffles) / 32.0 / Decode::kWarps;
   const double resident_warps = double(Decode::kWarps) * std::max(1, blocks_per_sm);
-  return warp_instructions * std::max(1.0, k.latency_warps / resident_warps) + kTileFixedCycles;
+  return warp_instructions * std::max(1.0, k.latency_warps / resident_warps) + fixed;
 }
 }  // namespace
 
 DecodePrediction predict_decode(const Workload& w, const TileConfig& c, const GpuSpec& gpu, const Coefficients& k,
-                                int splits) {
+                                int splits, std::optional<bool> evict_first_ran) {
   DecodePrediction p;
   if (auto why = Decode::rejection(c)) {
     p.refusal = *why;
@@ -76,15 +83,16 @@ DecodePrediction predict_decode(const Workload& w, const TileConfig& c, const Gp
   const double qo_bytes = 2.0 * e * double(w.B) * double(w.N) * c.d;
   // A cold start: the L2's dirty lines of the previous work (in the measurements, the flush's
   // zeros) are written back to DRAM while the first wave reads.
-  const double writeback_bytes = k.cold_l2_dirty_fraction * double(gpu.l2_bytes) *
-                                 (Decode::evict_first(kv_bytes, double(gpu.l2_bytes)) ? kEvictFirstWriteback : 1.0);
+  const bool evict_first = evict_first_ran.value_or(Decode::evict_first(kv_bytes, double(gpu.l2_bytes)));
+  const double writeback_bytes =
+      k.cold_l2_dirty_fraction * double(gpu.l2_bytes) * (evict_first ? kEvictFirstWriteback : 1.0);
   p.dram_bytes = kv_bytes + qo_bytes + writeback_bytes;
   p.l2_bytes = kv_bytes * (s.row_tiles - 1);
   // A block's K/V bytes (chunks of equal length; the last may be shorter).
   const double block_bytes = kv_bytes / double(kv_entries * s.splits);
   // R_block: what one block can stream alone (its warps' tiles over their serial work on them).
   p.stream_bytes_per_s_per_block =
-      Decode::kWarps * double(Decode::kv_tile_bytes(c)) * 2.0 / (tile_cycles(c, k, occ.blocks_per_sm) / clock);
+      Decode::kWarps * double(Decode::kv_tile_bytes(c)) * 2.0 / (tile_cycles(c, k, occ.blocks_per_sm, evict_first) / clock);
   const double read_rate = gpu.dram_bytes_per_s() * k.stream_dram_efficiency;
   const double block_cost = k.decode_block_cycles / clock;
 
@@ -130,8 +138,9 @@ DecodePrediction predict_decode(const Workload& w, const TileConfig& c, const Gp
   return p;
 }
 
-DecodePrediction pick_decode_splits(const Workload& w, const TileConfig& c, const GpuSpec& gpu, const Coefficients& k) {
-  DecodePrediction best = predict_decode(w, c, gpu, k, 1);
+DecodePrediction pick_decode_splits(const Workload& w, const TileConfig& c, const GpuSpec& gpu, const Coefficients& k,
+                                    std::optional<bool> evict_first) {
+  DecodePrediction best = predict_decode(w, c, gpu, k, 1, evict_first);
   if (!best.refusal.empty()) return best;
   const Decode::Shape one = Decode::shape(c, w.B / w.kv_group, w.kv_group, w.kv_group, w.N, w.keys(), 1);
   // The split counts whose chunks keep at least the traits' kMinChunkTiles key tiles per warp
@@ -142,7 +151,7 @@ DecodePrediction pick_decode_splits(const Workload& w, const TileConfig& c, cons
     const int used = Decode::shape(c, w.B / w.kv_group, w.kv_group, w.kv_group, w.N, w.keys(), int(asked)).splits;
     if (used == last) continue;
     last = used;
-    const DecodePrediction p = predict_decode(w, c, gpu, k, used);
+    const DecodePrediction p = predict_decode(w, c, gpu, k, used, evict_first);
     if (p.time_s < best.time_s) best = p;
   }
   return best;

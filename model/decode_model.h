@@ -26,6 +26,7 @@
 // the waves) is in the times.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "kernels/traits/tile_config.h"
@@ -47,11 +48,14 @@ struct DecodePrediction {
 };
 
 // Workload: B = batch x query heads, N = query rows per head, kv_len keys, kv_group query heads
-// per K/V head. splits <= 0: the traits' default for this GPU's SM count.
+// per K/V head. splits <= 0: the traits' default for this GPU's SM count. evict_first: whether the
+// launch streams K/V with the L2 evict-first policy; unset, the traits' rule (what the kernel
+// launches, traits::Decode::evict_first); set, what a recorded timing ran with.
 DecodePrediction predict_decode(const Workload& w, const TileConfig& c, const GpuSpec& gpu, const Coefficients& k,
-                                int splits);
+                                int splits, std::optional<bool> evict_first = std::nullopt);
 
 // The split count with the least predicted time (chunks of at least kMinChunkTiles tiles per warp).
-DecodePrediction pick_decode_splits(const Workload& w, const TileConfig& c, const GpuSpec& gpu, const Coefficients& k);
+DecodePrediction pick_decode_splits(const Workload& w, const TileConfig& c, const GpuSpec& gpu, const Coefficients& k,
+                                    std::optional<bool> evict_first = std::nullopt);
 
 }  // namespace flashtune::model
