@@ -19,7 +19,9 @@
 //                                    block; causal warpgroups skip tiles past their diagonal);
 //            with the overlap knob (traits: S_j issued before P_{j-1} V_{j-1}, the softmax of S_j
 //            under that P V) each tile takes qk + max(pv, s_hidden) + s_exposed + sync instead,
-//            s_exposed the O rescale and P pack that must wait for the P V (same coefficients)
+//            s_exposed the O rescale and P pack that must wait for the P V (same coefficients),
+//            where the compiled loop does run the softmax under the P V
+//            (Wgmma16::kOverlapHidesSoftmax; not yet: the serial chain, with the stage held longer)
 //   copy   = k T 2 Bc d bytes / the SM's share of the L2 bandwidth (the producer's TMA copies of K
 //            and V stream beside the math; T: K/V tiles a block loads)
 //   work   = max(smax(tensor, simt), chain, copy)

@@ -347,13 +347,13 @@ TEST(PredictAsyncPipeline, Wgmma16IsBoundByItsTensorPipeAndItsWarpgroupsChain) {
   EXPECT_LE(predict(t22, catalog.analysis(three), h100, k).time_s, p.time_s * (1 + 1e-12));
 }
 
-// The intra-warpgroup overlap (wgmma16 /ov, model/async_pipeline.h): a warpgroup's chain per tile
-// is S, then the longer of the previous tile's P V and the softmax's hidden part, then its exposed
-// part (O's rescale, P's pack): shorter than the serial chain, so the overlap predicts faster where
-// one warpgroup's chain binds (one consumer per block, one block per SM: nothing else hides its
-// softmax), never faster than the tensor pipe's products, and with one tile fewer to hide the
-// load latency (s2 with the overlap hides none).
-TEST(PredictAsyncPipeline, OverlapHidesTheSoftmaxBehindTheProductsNeverBelowThePipes) {
+// The intra-warpgroup overlap (wgmma16 /ov, model/async_pipeline.h) as it is compiled today: ptxas
+// waits for the previous tile's P V before the softmax (traits::Wgmma16::kOverlapHidesSoftmax is
+// false), so the model times the serial chain with each stage held a tile longer: an /ov config is
+// never predicted faster than the serial loop at the same stages (measured 3-7% slower, H200), it
+// is never below the tensor pipe's products, and s2 with the overlap hides no load at all.
+TEST(PredictAsyncPipeline, CompiledOverlapIsTheSerialChainWithAStageHeldLonger) {
+  static_assert(!traits::Wgmma16::kOverlapHidesSoftmax, "the overlap hides the softmax now: test the hidden chain");
   const GpuSpec h100 = spec("nvidia-h100-sxm");
   ConfigCatalog catalog;
   const Coefficients k;
@@ -367,22 +367,20 @@ TEST(PredictAsyncPipeline, OverlapHidesTheSoftmaxBehindTheProductsNeverBelowTheP
   TileConfig one_ov = one;
   one_ov.overlap = true;
   const Prediction s1 = time_of(one, n4k), o1 = time_of(one_ov, n4k);
-  EXPECT_LT(o1.time_s, s1.time_s * 0.95) << "one consumer: the softmax is on the chain, the overlap takes it off";
-  EXPECT_LT(o1.pipes.latency, s1.pipes.latency);
+  EXPECT_GE(o1.time_s, s1.time_s) << "the compiled /ov loop: the serial chain, one tile fewer hiding the load";
   for (const Prediction* p : {&s1, &o1}) {
     const double tensor_floor = p->counts.mma16_flops() / (h100.sm_count * h100.tensor_flops_per_clock_per_sm(DType::Bf16) *
                                                           h100.clock_hz() * k.wgmma_efficiency);
     EXPECT_GT(p->time_s, tensor_floor);
     EXPECT_GE(p->time_s, p->pipes.tensor);
   }
-  // Two consumers at d = 64, Bc = 128, four stages (the softmax about as long as the products): the
-  // chain never grows, the pipes' bound stays.
+  // Two consumers at d = 64, Bc = 128, four stages: the same.
   const Workload t30{2, 32768, 64, false, 0.0f, DType::Bf16};
   TileConfig two{Variant::Wgmma16, 64, 128, 128, Layout::Swizzled, DType::Bf16, 4, false};
   TileConfig two_ov = two;
   two_ov.overlap = true;
   const Prediction s2 = time_of(two, t30), o2 = time_of(two_ov, t30);
-  EXPECT_LE(o2.pipes.latency, s2.pipes.latency * (1 + 1e-12));
+  EXPECT_GE(o2.time_s, s2.time_s);
   EXPECT_GE(o2.time_s, o2.pipes.tensor);
   // Two stages: with the overlap a stage is freed one tile later, so no load is in flight to hide
   // the next tile's latency.

@@ -50,7 +50,9 @@ namespace flashtune::traits {
 
 // What the library compiles where the build targets sm_90 (kernels/CMakeLists.txt compiles them for
 // sm_90a): d 64 and 128, two consumer warpgroups (Br = 128) with Bc 64 or 128 and 2 or 3 stages,
-// one consumer warpgroup (Br = 64) at d = 128 for grids too small to fill the SMs; fp16 the likely
+// one consumer warpgroup (Br = 64) at d = 128 for grids too small to fill the SMs, three (Br = 192)
+// at d = 64, Bc = 128, where S, P and O fit the 160 registers three consumers can have and K/V is
+// read once per 192 query rows instead of 128 (FlashAttention-3's d = 64 tile); fp16 the likely
 // winners only (the same pipe and rate as bf16). The intra-warpgroup overlap ("/ov", the last
 // field) where the model must compare it with the serial loop (it is not faster on any seed case
 // yet: docs/results/h200-wgmma-overlap-*.md): d = 64 Bc = 128 at 2 to 4 stages, d = 128 at 3;
@@ -77,6 +79,8 @@ struct Wgmma16Compiled {
       {V, 64, 128, 128, S, B, 2, false, kOv},
       {V, 64, 128, 128, S, B, 3, false, kOv},
       {V, 64, 128, 128, S, B, 4, false, kOv},
+      {V, 64, 192, 128, S, B, 2, false},
+      {V, 64, 192, 128, S, B, 3, false},
       {V, 128, 64, 128, S, B, 2, false},
       {V, 128, 128, 64, S, B, 2, false},
       {V, 128, 128, 64, S, B, 3, false},
@@ -101,11 +105,17 @@ struct Wgmma16 {
   static constexpr int consumers(const TileConfig& c) { return c.Br / kRowsPerConsumer; }
   static constexpr int threads(const TileConfig& c) { return kWarpgroupThreads * (1 + consumers(c)); }
   // Registers per thread by role (setmaxnreg, sm_90a): the producer keeps 24, the minimum; the
-  // consumers take 240 (S, P and O of a d = 128, Bc = 128 tile: 64 + 32 + 64, plus the softmax
-  // state and addressing). 128 x (24 + 2 x 240) = 64512 of the SM's 65536. With one consumer the
-  // launch already grants 255 to every thread, so no reallocation.
+  // consumers share the rest of the SM's 65536 in the allocation unit of 8: two take 240 each (S, P
+  // and O of a d = 128, Bc = 128 tile: 64 + 32 + 64, plus the softmax state and addressing),
+  // 128 x (24 + 2 x 240) = 64512; three take 160 (d = 64, Bc = 128: 64 + 32 + 32 and the same
+  // state), 128 x (24 + 3 x 160) = 64512. With one consumer the launch already grants 255 to every
+  // thread, so no reallocation.
   static constexpr int kProducerRegisters = 24;
-  static constexpr int kConsumerRegisters = 240;
+  static constexpr int consumer_registers(const TileConfig& c) {
+    return (65536 / kWarpgroupThreads - kProducerRegisters) / consumers(c) / 8 * 8 < 240
+               ? (65536 / kWarpgroupThreads - kProducerRegisters) / consumers(c) / 8 * 8
+               : 240;
+  }
   static constexpr bool reallocates_registers(const TileConfig& c) { return consumers(c) > 1; }
   // What the launch grants every thread under __launch_bounds__(threads, 1): the register file
   // over the block, in the allocation unit of 8, at most 255. ptxas reports this value.
@@ -190,6 +200,12 @@ struct Wgmma16 {
   // a tile's load latency: a stage is freed once its P V completes, which with the overlap is one
   // tile later (the P V of tile j - 1 runs in iteration j).
   static constexpr int overlap_hiding_tiles(const TileConfig& c) { return c.stages - (c.overlap ? 2 : 1); }
+  // Whether the compiled /ov loop runs the softmax of S_j under P_{j-1} V_{j-1}. Not yet: the SASS
+  // of every /ov instance waits for that P V (WARPGROUP.DEPBAR) before the first exponential,
+  // although the source and the PTX put the wait after them, so the compiled loop is the serial
+  // one with each stage held a tile longer; measured 3-7% slower than the serial loop on every
+  // seed case (H200, docs/results/h200-wgmma-overlap-3a762e1.md). The model times what runs.
+  static constexpr bool kOverlapHidesSoftmax = false;
   // Accumulator registers per consumer thread: S is 64 x Bc fp32 over 128 threads, O 64 x d.
   static constexpr int s_registers(int bc) { return bc / 2; }
   static constexpr int o_registers(int d) { return d / 2; }
@@ -200,7 +216,7 @@ struct Wgmma16 {
     if (const TileFault f = common_shape_fault(c, kVariant); f != TileFault::None) return f;
     if (!is_dtype(c.dtype)) return TileFault::ElementType;
     if (c.d != 64 && c.d != 128) return TileFault::VariantHeadDim;
-    if (c.Br != 64 && c.Br != 128) return TileFault::VariantRows;
+    if (c.Br != 64 && c.Br != 128 && c.Br != 192) return TileFault::VariantRows;
     if (c.Bc != 64 && c.Bc != 128) return TileFault::VariantCols;
     if (c.stages < 2 || c.stages > 4) return TileFault::VariantStages;
     if (c.layout != Layout::Swizzled) return TileFault::Layout;
@@ -216,7 +232,7 @@ struct Wgmma16 {
       case TileFault::VariantHeadDim:
         return name + " needs d in {64, 128} (rows of whole 128-byte swizzle blocks), got d=" + std::to_string(c.d);
       case TileFault::VariantRows:
-        return name + " needs Br in {64, 128} (1 or 2 consumer warpgroups of 64 rows), got Br=" + std::to_string(c.Br);
+        return name + " needs Br in {64, 128, 192} (1 to 3 consumer warpgroups of 64 rows), got Br=" + std::to_string(c.Br);
       case TileFault::VariantCols: return name + " needs Bc in {64, 128}, got Bc=" + std::to_string(c.Bc);
       case TileFault::VariantStages:
         return name + " needs 2 to 4 TMA stages (/s2, /s3, /s4" +
