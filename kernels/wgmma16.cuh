@@ -161,7 +161,7 @@ __global__ void __launch_bounds__(traits::Wgmma16::Tile<D, BR, BC, L, DT, STAGES
   }
 
   // ---- consumers: warpgroup wg - 1 owns query rows q0 + 64 (wg - 1) .. + 63 -----------------------
-  if constexpr (R::reallocates_registers(kC)) hp::setmaxnreg_inc<R::kConsumerRegisters>();
+  if constexpr (R::reallocates_registers(kC)) hp::setmaxnreg_inc<R::consumer_registers(kC)>();
   const int cw = wg - 1, ctid = tid - R::kWarpgroupThreads * wg;
   const int wi = ctid / 32, lane = ctid % 32, g = lane / 4, tq = lane % 4;
   const int row_first = q0 + kRows * cw;

@@ -628,5 +628,31 @@ TEST(KernelTraits, OverlapKnobNamesParsesAndBelongsToWgmma16) {
   EXPECT_EQ(a.per_kv_tile.wgmma, b.per_kv_tile.wgmma);
 }
 
+// Three consumer warpgroups (Br = 192): wgmma16 alone takes them, with 512 threads and the
+// registers split so that the producer keeps 24 and each consumer 160 (64512 of 65536); the other
+// families refuse Br = 192 in one line naming the sizes they take.
+TEST(KernelTraits, Wgmma16TakesThreeConsumerWarpgroups) {
+  const TileConfig c{Variant::Wgmma16, 64, 192, 128, Layout::Swizzled, DType::Bf16, 2, false};
+  EXPECT_FALSE(tile_rejection(c).has_value());
+  EXPECT_EQ(traits::Wgmma16::consumers(c), 3);
+  EXPECT_EQ(traits::Wgmma16::threads(c), 512);
+  EXPECT_EQ(traits::Wgmma16::consumer_registers(c), 160);
+  EXPECT_EQ(traits::Wgmma16::registers_estimate(c), 128);  // what the launch grants at entry
+  TileConfig two = c;
+  two.Br = 128;
+  EXPECT_EQ(traits::Wgmma16::consumer_registers(two), 240);
+  EXPECT_LE(128 * (traits::Wgmma16::kProducerRegisters + 3 * traits::Wgmma16::consumer_registers(c)), 65536);
+  EXPECT_EQ(make_geometry(c).threads_per_block, 512);
+  for (TileConfig bad : {TileConfig{Variant::Mma16, 64, 192, 64, Layout::Swizzled, DType::Bf16, 2, false},
+                         TileConfig{Variant::RegTile2D, 64, 192, 64, Layout::Padded}}) {
+    const auto why = tile_rejection(bad);
+    ASSERT_TRUE(why.has_value()) << bad.name();
+    EXPECT_NE(why->find("Br=192 is not supported"), std::string::npos) << *why;
+  }
+  TileConfig four = c;
+  four.Br = 256;
+  ASSERT_TRUE(tile_rejection(four).has_value());
+}
+
 }  // namespace
 }  // namespace flashtune

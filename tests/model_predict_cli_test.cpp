@@ -111,7 +111,7 @@ TEST(PredictCli, TileTheVariantDoesNotAllow) {
   expect_error(predict("--gpu h200 " + workload_args() + " --variant " + variant_name(c.variant) +
                        " --Br 48 --Bc " + std::to_string(c.Bc)),
                std::string(variant_name(c.variant)) + "/d" + std::to_string(c.d) + "/br48xbc" + std::to_string(c.Bc) +
-                   "/" + layout_name(Layout::Plain) + ": Br=48 is not supported (Br in {16, 32, 64, 128})");
+                   "/" + layout_name(Layout::Plain) + ": Br=48 is not supported (Br in {16, 32, 64, 128}; 192 for wgmma16)");
   // row_reg reads K/V as broadcasts and has no layout switch.
   const TileConfig bad{Variant::RowReg, 64, 128, 32, Layout::Padded};
   const Result r = predict("--gpu h200 --B 1 --N 128 --d 64 " + config_args(bad));

@@ -36,6 +36,9 @@ constexpr unsigned fast_divide(unsigned n, FastDivisor f) {
 inline constexpr int kMaxSmemOptinBytes = 227 * 1024;
 
 constexpr bool is_tile_size(int x) { return x == 16 || x == 32 || x == 64 || x == 128; }
+// Query rows per block: the tile sizes, and 192 for the warp-specialized family (three consumer
+// warpgroups of 64 rows: FlashAttention-3's d = 64 tile).
+constexpr bool is_tile_rows(int x, Variant v) { return is_tile_size(x) || (x == 192 && v == Variant::Wgmma16); }
 // The head dimensions of the design space. kernels/CMakeLists.txt reads this line (keep it one
 // line) and writes one instance file per (variant, d) of them.
 inline constexpr int kHeadDims[] = {32, 64, 128};
@@ -190,7 +193,7 @@ enum class TileFault {
 constexpr TileFault common_shape_fault(const TileConfig& c, Variant expected) {
   if (c.variant != expected) return TileFault::OtherVariant;
   if (!is_head_dim(c.d)) return TileFault::HeadDim;
-  if (!is_tile_size(c.Br)) return TileFault::TileRows;
+  if (!is_tile_rows(c.Br, expected)) return TileFault::TileRows;
   if (!is_tile_size(c.Bc)) return TileFault::TileCols;
   if (c.overlap && !variant_has_overlap_knob(expected)) return TileFault::Overlap;
   return TileFault::None;
@@ -220,7 +223,7 @@ inline std::string fault_words(TileFault f, const TileConfig& c, Variant expecte
     case TileFault::OtherVariant:
       return std::string("config is for variant ") + variant_name(c.variant) + ", not " + variant_name(expected);
     case TileFault::HeadDim: return "d=" + std::to_string(c.d) + " is not supported (d in {32, 64, 128})";
-    case TileFault::TileRows: return "Br=" + std::to_string(c.Br) + " is not supported (Br in {16, 32, 64, 128})";
+    case TileFault::TileRows: return "Br=" + std::to_string(c.Br) + " is not supported (Br in {16, 32, 64, 128}; 192 for wgmma16)";
     case TileFault::TileCols: return "Bc=" + std::to_string(c.Bc) + " is not supported (Bc in {16, 32, 64, 128})";
     case TileFault::ElementType:
       return std::string(variant_name(expected)) + " has no " + dtype_name(c.dtype) + " kernel (fp32 only)";
