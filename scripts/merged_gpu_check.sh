@@ -5,7 +5,7 @@
 # Results in $OUT (8 files at most): summary.txt, build.log.gz, ctest.log, sdpa-bf16.{json,md},
 # decode-bf16.{json,md}, and with --decode-sweep decode-sweep-bf16.jsonl (decode_bench --sweep over
 # the batch-1 shapes, where the split matters: the model's split check, `flashtune fit --decode`).
-# Usage: OUT=dir bash scripts/merged_gpu_check.sh [--no-sdpa] [--no-decode] [--decode-sweep]
+# Usage: [SANITIZE="config ..."] OUT=dir bash scripts/merged_gpu_check.sh [--no-sdpa] [--no-decode] [--decode-sweep]
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 OUT="${OUT:-$root/device-out}"; mkdir -p "$OUT"
@@ -27,6 +27,17 @@ if [ $rc -ne 0 ]; then grep -E "error" "$OUT/build.log" | head -30 | tee -a "$su
 say "ctest rc=$? ($(since)): $(grep -E 'tests passed|tests failed' "$OUT/ctest.log" | tail -1)"
 say "skipped on the GPU machine: $(grep -c '(Skipped)' "$OUT/ctest.log")"
 grep -A40 'The following tests FAILED' "$OUT/ctest.log" | head -40 | tee -a "$summary"
+# SANITIZE="config ...": compute-sanitizer memcheck, racecheck and synccheck on each, through
+# `flashtune run --check` on a grouped KV-cache causal shape (odd Nq and keys), lines in the summary.
+for cfg in ${SANITIZE:-}; do
+  dt="${cfg##*/swizzled/}"; dt="${dt%%/*}"; dd="${cfg#*/d}"; dd="${dd%%/*}"
+  for tool in memcheck racecheck synccheck; do
+    extra=(); [ $tool = racecheck ] && extra=(--racecheck-report all)
+    timeout 120 compute-sanitizer --tool $tool "${extra[@]}" --error-exitcode 9 "$b/app/flashtune" run --config "$cfg" \
+      --dtype "$dt" --B 2 --heads 8 --kv-heads 2 --N 77 --kv-len 1001 --d "$dd" --causal --check --no-time > /tmp/san.log 2>&1
+    say "sanitize $tool $cfg (B 2, Hq 8, Hkv 2, Nq 77, keys 1001, causal) rc=$? | $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' /tmp/san.log | tail -1) | $(grep -E '^check' /tmp/san.log | head -1)"
+  done
+done
 if [[ " $* " != *" --no-sdpa "* ]]; then
   (cd "$root" && PYTHONPATH="$b/python" PYTHONUNBUFFERED=1 timeout "${SDPA_TIMEOUT:-200}" "$py" benchmarks/sdpa_compare.py \
      --flashtune "$b/app/flashtune" --dtype bf16 --time-cap 0.15 --mma-peak-tflops "${MMA_PEAK:-643}" \
