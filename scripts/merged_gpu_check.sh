@@ -5,7 +5,8 @@
 # Results in $OUT (8 files at most): summary.txt, build.log.gz, ctest.log, sdpa-bf16.{json,md},
 # decode-bf16.{json,md}, and with --decode-sweep decode-sweep-bf16.jsonl (decode_bench --sweep over
 # the batch-1 shapes, where the split matters: the model's split check, `flashtune fit --decode`).
-# Usage: [SANITIZE="config ..."] OUT=dir bash scripts/merged_gpu_check.sh [--no-sdpa] [--no-decode] [--decode-sweep]
+# CTEST_ARGS: extra ctest arguments (e.g. "-R Wgmma16" for a part of the suite).
+# Usage: [SANITIZE="config ..."] [CTEST_ARGS=...] OUT=dir bash scripts/merged_gpu_check.sh [--no-sdpa] [--no-decode] [--decode-sweep]
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 OUT="${OUT:-$root/device-out}"; mkdir -p "$OUT"
@@ -23,7 +24,7 @@ py="$(command -v python3)"
 rc=$?
 say "build rc=$rc ($(since)); ptxas nonzero spill lines: $(grep -cE '[1-9][0-9]* bytes spill (stores|loads)' "$OUT/build.log")"
 if [ $rc -ne 0 ]; then grep -E "error" "$OUT/build.log" | head -30 | tee -a "$summary"; gzip "$OUT/build.log"; exit 2; fi
-(cd "$b" && timeout "${CTEST_TIMEOUT:-260}" ctest -j8 --timeout 200 --output-on-failure > "$OUT/ctest.log" 2>&1)
+(cd "$b" && timeout "${CTEST_TIMEOUT:-260}" ctest -j8 --timeout 200 --output-on-failure ${CTEST_ARGS:-} > "$OUT/ctest.log" 2>&1)
 say "ctest rc=$? ($(since)): $(grep -E 'tests passed|tests failed' "$OUT/ctest.log" | tail -1)"
 say "skipped on the GPU machine: $(grep -c '(Skipped)' "$OUT/ctest.log")"
 grep -A40 'The following tests FAILED' "$OUT/ctest.log" | head -40 | tee -a "$summary"
