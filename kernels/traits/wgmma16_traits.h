@@ -51,9 +51,11 @@ namespace flashtune::traits {
 // What the library compiles where the build targets sm_90 (kernels/CMakeLists.txt compiles them for
 // sm_90a): d 64 and 128, two consumer warpgroups (Br = 128) with Bc 64 or 128 and 2 or 3 stages,
 // one consumer warpgroup (Br = 64) at d = 128 for grids too small to fill the SMs, three (Br = 192)
-// at d = 64, Bc = 128 and d = 128, Bc = 64, where S, P and O fit the 160 registers three consumers
-// can have (64 + 32 + 32 and 32 + 16 + 64; at d = 128, Bc = 128 ptxas spills 8 B) and K/V is read
-// once per 192 query rows instead of 128 (FlashAttention-3's d = 64 tile); fp16 the likely
+// at d = 64, Bc = 128, where S, P and O fit the 160 registers three consumers can have (64 + 32 +
+// 32) and K/V is read once per 192 query rows instead of 128 (FlashAttention-3's d = 64 tile;
+// 1.05-1.47x the two-consumer tile on the seed cases, H200). Not at d = 128: Bc = 128 spills 8 B at
+// 160 registers, and Bc = 64 (no spill) ran n1k_d128 at 397 TFLOP/s against 445 for the two-consumer
+// 128 x 128 tile (H200, docs/results/h200-wgmma-br192-5e3a3f8.md), so it is not compiled; fp16 the likely
 // winners only (the same pipe and rate as bf16). The intra-warpgroup overlap ("/ov", the last
 // field) where the model must compare it with the serial loop (it is not faster on any seed case
 // yet: docs/results/h200-wgmma-overlap-*.md): d = 64 Bc = 128 at 2 to 4 stages, d = 128 at 3;
@@ -90,8 +92,6 @@ struct Wgmma16Compiled {
       {V, 128, 128, 128, S, B, 3, false},
       {V, 128, 128, 128, S, H, 2, false},
       {V, 128, 128, 128, S, B, 3, false, kOv},
-      {V, 128, 192, 64, S, B, 2, false},
-      {V, 128, 192, 64, S, B, 3, false},
   };
 #endif
 };
