@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -54,8 +55,10 @@ std::vector<Shape> parse_shapes(const std::string& text) {
   std::string item;
   while (std::getline(ss, item, ';')) {
     Shape s{};
-    if (std::sscanf(item.c_str(), "%d,%d,%d,%d,%lld,%d", &s.batch, &s.q_heads, &s.kv_heads, &s.nq, &s.keys, &s.d) == 6)
-      out.push_back(s);
+    if (std::sscanf(item.c_str(), "%d,%d,%d,%d,%lld,%d", &s.batch, &s.q_heads, &s.kv_heads, &s.nq, &s.keys, &s.d) != 6 ||
+        s.batch < 1 || s.q_heads < 1 || s.kv_heads < 1 || s.q_heads % s.kv_heads != 0 || s.nq < 1 || s.keys < 1)
+      throw std::invalid_argument("--shapes: '" + item + "' is not b,hq,hkv,nq,keys,d (positive, hq a multiple of hkv)");
+    out.push_back(s);
   }
   return out;
 }
@@ -68,7 +71,10 @@ void fill(void* p, std::size_t bytes) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+constexpr const char* kUsage =
+    "decode_bench [--dtype bf16|fp16|fp32] [--shapes b,hq,hkv,nq,keys,d;...] [--sweep] [--copy-gbps G] [--config NAME]";
+
+int run(int argc, char** argv) {
   DType dtype = DType::Bf16;
   std::vector<Shape> shapes = default_shapes();
   bool sweep = false;
@@ -76,11 +82,26 @@ int main(int argc, char** argv) {
   std::string only;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--dtype" && i + 1 < argc) dtype = *parse_dtype(argv[++i]);
-    else if (a == "--shapes" && i + 1 < argc) shapes = parse_shapes(argv[++i]);
-    else if (a == "--sweep") sweep = true;
-    else if (a == "--copy-gbps" && i + 1 < argc) copy_gbps = std::atof(argv[++i]);
-    else if (a == "--config" && i + 1 < argc) only = argv[++i];
+    const bool has_value = i + 1 < argc;
+    if (a == "--help" || a == "-h") {
+      std::printf("%s\n", kUsage);
+      return 0;
+    } else if (a == "--dtype" && has_value) {
+      const auto t = parse_dtype(argv[++i]);
+      if (!t) throw std::invalid_argument(std::string("unknown --dtype '") + argv[i] + "' (bf16, fp16, fp32)");
+      dtype = *t;
+    } else if (a == "--shapes" && has_value) {
+      shapes = parse_shapes(argv[++i]);
+    } else if (a == "--sweep") {
+      sweep = true;
+    } else if (a == "--copy-gbps" && has_value) {
+      copy_gbps = std::atof(argv[++i]);
+      if (!(copy_gbps > 0)) throw std::invalid_argument(std::string("--copy-gbps needs a positive number, got '") + argv[i] + "'");
+    } else if (a == "--config" && has_value) {
+      only = argv[++i];
+    } else {
+      throw std::invalid_argument("unknown or incomplete argument '" + a + "' (usage: " + kUsage + ")");
+    }
   }
   const DeviceLimits dev = DeviceLimits::query(0);
   HarnessOptions ho;
@@ -169,4 +190,14 @@ int main(int argc, char** argv) {
     cudaFree(q), cudaFree(k), cudaFree(v), cudaFree(o);
   }
   return 0;
+}
+
+// One line and exit 2 for bad arguments or a machine without a usable GPU (no abort).
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "decode_bench: %s\n", e.what());
+    return 2;
+  }
 }
