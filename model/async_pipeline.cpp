@@ -139,7 +139,9 @@ Prediction predict_async_pipeline(const Workload& w, const GeometryAnalysis& g, 
     b.issue += k * (block_issue + masked_wg_tiles * mask_issue);
     b.simt += k * (block_issue + masked_wg_tiles * mask_issue) / h(warps);
     b.copy = k * loads * tile_transfer;
-    b.work = std::max({soft_max({b.tensor, b.simt}, c.overlap_exponent), b.chain, b.copy});
+    // A block's consumers start each tile together (one full barrier): the SM's products and
+    // softmax phases join as the mma.sync families' do (async_pipeline.h).
+    b.work = std::max({soft_max({b.tensor, b.simt}, c.phase_overlap_exponent), b.chain, b.copy});
     b.stall = loads > 0 ? loads * std::max(0.0, load_latency - hiding_tiles * b.work / loads) : 0.0;
     return b;
   };
