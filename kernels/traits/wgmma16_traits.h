@@ -115,9 +115,8 @@ struct Wgmma16 {
   // thread, so no reallocation.
   static constexpr int kProducerRegisters = 24;
   static constexpr int consumer_registers(const TileConfig& c) {
-    return (65536 / kWarpgroupThreads - kProducerRegisters) / consumers(c) / 8 * 8 < 240
-               ? (65536 / kWarpgroupThreads - kProducerRegisters) / consumers(c) / 8 * 8
-               : 240;
+    const int share = (65536 / kWarpgroupThreads - kProducerRegisters) / consumers(c) / 8 * 8;
+    return share < 240 ? share : 240;
   }
   static constexpr bool reallocates_registers(const TileConfig& c) { return consumers(c) > 1; }
   // What the launch grants every thread under __launch_bounds__(threads, 1): the register file
