@@ -78,15 +78,40 @@ __device__ __forceinline__ void fence_registers(uint32_t (&r)[K][4]) {
     for (int i = 0; i < 4; ++i) hopper::fence_register(r[k][i]);
 }
 
+// The ping-pong's turn barriers (traits: turn_barrier): this consumer's own (sync) and the next
+// one's (arrive), by 256 threads: the waiting warpgroup's and the passing one's. The barrier's id
+// is derived from %tid.x inside the instruction's block rather than held in a register across
+// the loop (three consumers have 160 registers, and a held id spilled 4 B); `take` predicates
+// the instruction instead of a branch between a wgmma's issue and its wait (hopper_ptx.cuh).
+// Warpgroup wg = tid / 128 (1 .. C) is consumer wg - 1: it waits on turn_barrier(0) + wg - 1 and
+// arrives on turn_barrier(0) + wg % C.
+template <int kConsumers>
+__device__ __forceinline__ void turn_wait_if(bool take) {
+  asm volatile(
+      "{\n .reg .pred p;\n .reg .u32 w;\n setp.ne.u32 p, %0, 0;\n mov.u32 w, %%tid.x;\n shr.u32 w, w, 7;\n"
+      " add.u32 w, w, %1;\n @p bar.sync w, %2;\n}\n" ::"r"(static_cast<uint32_t>(take)),
+      "n"(traits::Wgmma16::turn_barrier(0) - 1), "n"(traits::Wgmma16::kTurnBarrierThreads)
+      : "memory");
+}
+template <int kConsumers>
+__device__ __forceinline__ void turn_pass_if(bool take) {
+  asm volatile(
+      "{\n .reg .pred p;\n .reg .u32 w;\n setp.ne.u32 p, %0, 0;\n mov.u32 w, %%tid.x;\n shr.u32 w, w, 7;\n"
+      " rem.u32 w, w, %1;\n add.u32 w, w, %2;\n @p bar.arrive w, %3;\n}\n" ::"r"(static_cast<uint32_t>(take)),
+      "n"(kConsumers), "n"(traits::Wgmma16::turn_barrier(0)), "n"(traits::Wgmma16::kTurnBarrierThreads)
+      : "memory");
+}
+
 }  // namespace wgmma16_detail
 
 // One block per (query tile, batch entry); causal query tiles run last-first (heavy first) on a
-// batch-fastest grid, as mma16. OVERLAP: the consumers' intra-warpgroup overlap (traits header).
-template <int D, int BR, int BC, Layout L, int DT, int STAGES, int QSMEM, int OVERLAP>
-__global__ void __launch_bounds__(traits::Wgmma16::Tile<D, BR, BC, L, DT, STAGES, QSMEM, OVERLAP>::kThreads, 1)
+// batch-fastest grid, as mma16. OVERLAP: the consumers' intra-warpgroup overlap; PINGPONG: the
+// consumers take turns issuing their products (traits header).
+template <int D, int BR, int BC, Layout L, int DT, int STAGES, int QSMEM, int OVERLAP, int PINGPONG>
+__global__ void __launch_bounds__(traits::Wgmma16::Tile<D, BR, BC, L, DT, STAGES, QSMEM, OVERLAP, PINGPONG>::kThreads, 1)
     wgmma16_kernel(const __grid_constant__ WgmmaParams P) {
   using R = traits::Wgmma16;
-  using T = R::Tile<D, BR, BC, L, DT, STAGES, QSMEM, OVERLAP>;
+  using T = R::Tile<D, BR, BC, L, DT, STAGES, QSMEM, OVERLAP, PINGPONG>;
   namespace hp = hopper;
   namespace wd = wgmma16_detail;
   constexpr TileConfig kC = T::kConfig;
@@ -265,6 +290,24 @@ __global__ void __launch_bounds__(traits::Wgmma16::Tile<D, BR, BC, L, DT, STAGES
     if (lane == 0) hp::mbarrier_arrive(empty(st));
   };
 
+  // Ping-pong (traits: turn_barrier, turns): each batch of products this consumer issues between
+  // two softmaxes is a turn, taken on its own turn barrier and passed on to the next consumer's
+  // right after the issue. Every consumer takes turns(kC, kv_tiles) turns, empty ones on the tiles
+  // it skips; consumer 0 does not wait for its first turn and the last consumer does not pass on
+  // its last, so each barrier completes as often as it is waited on. The caller says which turn is
+  // the first (`first`) or the last (`last`) from its loop indices, so that no counter takes a
+  // register (three consumers have 160). Without the knob both are nothing.
+  auto turn_take = [&](bool first) {
+    if constexpr (PINGPONG != 0) wd::turn_wait_if<kConsumers>(!(first && cw == 0));
+  };
+  auto turn_pass = [&](bool last) {
+    if constexpr (PINGPONG != 0) wd::turn_pass_if<kConsumers>(!(last && cw == kConsumers - 1));
+  };
+  auto turn_empty = [&](bool first, bool last) {
+    turn_take(first);
+    turn_pass(last);
+  };
+
   hp::mbarrier_wait(qbar, 0);
   int stage = 0;
   uint32_t phase = 0;
@@ -282,9 +325,11 @@ __global__ void __launch_bounds__(traits::Wgmma16::Tile<D, BR, BC, L, DT, STAGES
       // (row + causal_offset, bottom-right aligned) is all masked.
       if (!(p.causal && t * BC > row_first + kRows - 1 + p.causal_offset)) {
         wd::fence_registers(s);
+        turn_take(t == 0);
         hp::wgmma_fence();
         issue_qk(stage);
         hp::wgmma_commit();
+        turn_pass(false);
         hp::wgmma_wait<0>();
         wd::fence_registers(s);
         if (needs_mask(t)) softmax(t, std::true_type{});
@@ -292,11 +337,17 @@ __global__ void __launch_bounds__(traits::Wgmma16::Tile<D, BR, BC, L, DT, STAGES
         rescale_o();
         pack_p();
         wd::fence_registers(o);
+        turn_take(false);
         hp::wgmma_fence();
         issue_pv(stage, pa);
         hp::wgmma_commit();
+        turn_pass(t == kv_tiles - 1);
         hp::wgmma_wait<0>();
         wd::fence_registers(o);
+      } else {
+        // Past this warpgroup's diagonal: its two turns, empty, so the others' keep coming.
+        turn_empty(t == 0, false);
+        turn_empty(false, t == kv_tiles - 1);
       }
       release(stage);
       advance();
@@ -310,9 +361,11 @@ __global__ void __launch_bounds__(traits::Wgmma16::Tile<D, BR, BC, L, DT, STAGES
       // Tile 0: S, softmax, P (O is still zero: nothing to rescale).
       hp::mbarrier_wait(full(stage), phase);
       wd::fence_registers(s);
+      turn_take(true);
       hp::wgmma_fence();
       issue_qk(stage);
       hp::wgmma_commit();
+      turn_pass(false);
       hp::wgmma_wait<0>();
       wd::fence_registers(s);
       if (needs_mask(0)) softmax(0, std::true_type{});
@@ -327,11 +380,13 @@ __global__ void __launch_bounds__(traits::Wgmma16::Tile<D, BR, BC, L, DT, STAGES
       auto overlapped = [&](int t, auto kMask) {
         wd::fence_registers(s);
         wd::fence_registers(o);
+        turn_take(false);
         hp::wgmma_fence();
         issue_qk(stage);
         hp::wgmma_commit();
         issue_pv(prev, pa);
         hp::wgmma_commit();
+        turn_pass(false);
         hp::wgmma_wait<1>();  // S_t has landed; the P V may still run
         wd::fence_registers(s);
         softmax(t, kMask);
@@ -355,18 +410,24 @@ __global__ void __launch_bounds__(traits::Wgmma16::Tile<D, BR, BC, L, DT, STAGES
         advance();
       }
       wd::fence_registers(o);
+      turn_take(false);
       hp::wgmma_fence();
       issue_pv(prev, pa);
       hp::wgmma_commit();
+      turn_pass(my_tiles == kv_tiles);  // the last turn unless skipped tiles follow
       hp::wgmma_wait<0>();
       wd::fence_registers(o);
       wd::fence_registers(pa);
       release(prev);
+    } else if (kv_tiles > 0) {
+      turn_empty(true, false);  // the last P V's turn, which a warpgroup computing no tile has not taken
     }
     // The block's tiles past this warpgroup's diagonal: still waited for before the release, so
-    // that every arrival on a stage's empty barrier counts the round the producer is waiting on.
+    // that every arrival on a stage's empty barrier counts the round the producer is waiting on;
+    // one empty turn each, where the computing warpgroups take S_t with P_{t-1} V_{t-1}.
     for (int t = my_tiles; t < kv_tiles; ++t) {
       hp::mbarrier_wait(full(stage), phase);
+      turn_empty(false, t == kv_tiles - 1);
       release(stage);
       advance();
     }
@@ -387,7 +448,7 @@ __global__ void __launch_bounds__(traits::Wgmma16::Tile<D, BR, BC, L, DT, STAGES
                         wd::pack<DT>(o[4 * j + 2 * h] * inv, o[4 * j + 2 * h + 1] * inv));
   }
   hp::fence_proxy_async_shared();
-  hp::named_barrier_sync(1 + cw, R::kWarpgroupThreads);
+  hp::named_barrier_sync(R::epilogue_barrier(cw), R::kWarpgroupThreads);
   if (ctid == 0) {
 #pragma unroll
     for (int b = 0; b < kBlocks; ++b)

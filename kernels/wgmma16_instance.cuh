@@ -20,11 +20,11 @@
 
 namespace flashtune::kernels {
 
-template <int D, int BR, int BC, Layout L, int DT, int STAGES, int QSMEM, int OVERLAP>
+template <int D, int BR, int BC, Layout L, int DT, int STAGES, int QSMEM, int OVERLAP, int PINGPONG>
 class Wgmma16Instance final : public KernelInstance {
  public:
   using Traits = traits::Wgmma16;
-  using Tile = Traits::Tile<D, BR, BC, L, DT, STAGES, QSMEM, OVERLAP>;
+  using Tile = Traits::Tile<D, BR, BC, L, DT, STAGES, QSMEM, OVERLAP, PINGPONG>;
 
   const TileConfig& config() const override { return config_; }
 
@@ -51,7 +51,7 @@ class Wgmma16Instance final : public KernelInstance {
     if (!shape.ok) return cudaErrorInvalidConfiguration;
     WgmmaParams params{};
     if (!encode_maps(params, t, w)) return cudaErrorInvalidValue;
-    const void* fn = reinterpret_cast<const void*>(&wgmma16_kernel<D, BR, BC, L, DT, STAGES, QSMEM, OVERLAP>);
+    const void* fn = reinterpret_cast<const void*>(&wgmma16_kernel<D, BR, BC, L, DT, STAGES, QSMEM, OVERLAP, PINGPONG>);
     // Opting in above 48 KB is a per-function attribute; set every launch (host-only, cheap) so a
     // second device or a fresh context is covered.
     if (const cudaError_t e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, Tile::kSmemBytes);
@@ -66,7 +66,7 @@ class Wgmma16Instance final : public KernelInstance {
   KernelResources resources() const override {
     KernelResources r;
     cudaFuncAttributes a{};
-    if (cudaFuncGetAttributes(&a, reinterpret_cast<const void*>(&wgmma16_kernel<D, BR, BC, L, DT, STAGES, QSMEM, OVERLAP>)) ==
+    if (cudaFuncGetAttributes(&a, reinterpret_cast<const void*>(&wgmma16_kernel<D, BR, BC, L, DT, STAGES, QSMEM, OVERLAP, PINGPONG>)) ==
         cudaSuccess) {
       r.registers = a.numRegs;
       r.static_smem_bytes = static_cast<int>(a.sharedSizeBytes);
@@ -97,10 +97,10 @@ class Wgmma16Instance final : public KernelInstance {
   TileConfig config_ = Tile::kConfig;
 };
 
-template <int D, int CD, int CBR, int CBC, Layout CL, int CDT, int CS, int CQ, int CO>
+template <int D, int CD, int CBR, int CBC, Layout CL, int CDT, int CS, int CQ, int CO, int CP>
 void add_wgmma16_if_d(std::vector<const KernelInstance*>& out) {
   if constexpr (CD == D) {
-    static const Wgmma16Instance<CD, CBR, CBC, CL, CDT, CS, CQ, CO> instance;
+    static const Wgmma16Instance<CD, CBR, CBC, CL, CDT, CS, CQ, CO, CP> instance;
     out.push_back(&instance);
   }
 }
@@ -110,7 +110,8 @@ void add_wgmma16_compiled(std::vector<const KernelInstance*>& out, std::index_se
   using Traits = traits::Wgmma16;
   (add_wgmma16_if_d<D, Traits::kCompiled[I].d, Traits::kCompiled[I].Br, Traits::kCompiled[I].Bc,
                     Traits::kCompiled[I].layout, static_cast<int>(Traits::kCompiled[I].dtype), Traits::kCompiled[I].stages,
-                    Traits::kCompiled[I].q_smem ? 1 : 0, Traits::kCompiled[I].overlap ? 1 : 0>(out),
+                    Traits::kCompiled[I].q_smem ? 1 : 0, Traits::kCompiled[I].overlap ? 1 : 0,
+                    Traits::kCompiled[I].ping_pong ? 1 : 0>(out),
    ...);
 }
 

@@ -119,6 +119,12 @@ Prediction predict_async_pipeline(const Workload& w, const GeometryAnalysis& g, 
   const double chain_per_tile = hides ? t.qk + std::max(t.pv, t.hidden / h4) + t.exposed / h4 + t.sync
                                       : t.mma + t.simt_full / h4 + t.sync;
   const double chain_once = hides && loads > 0 ? std::min(t.pv, t.hidden / h4) : 0.0;
+  // How the SM's products and softmax join. A block's consumers start each tile together (one
+  // full barrier), so without the ping-pong their phases align and the two terms join as the
+  // mma.sync families' phases do (phase_overlap_exponent). With it (Wgmma16::staggers_phases) the
+  // consumers take turns at the tensor cores, one's softmax under the others' products, and the
+  // terms join as any two pipes that run side by side (overlap_exponent). Same coefficients.
+  const double phase_join = Wgmma16::staggers_phases(cfg) ? c.overlap_exponent : c.phase_overlap_exponent;
   // Tiles in flight that hide a tile's load latency: stages - 1, or stages - 2 with the overlap
   // (a stage is freed one tile later: its V is read in the next tile's iteration).
   const double hiding_tiles = double(Wgmma16::overlap_hiding_tiles(cfg));
@@ -139,9 +145,8 @@ Prediction predict_async_pipeline(const Workload& w, const GeometryAnalysis& g, 
     b.issue += k * (block_issue + masked_wg_tiles * mask_issue);
     b.simt += k * (block_issue + masked_wg_tiles * mask_issue) / h(warps);
     b.copy = k * loads * tile_transfer;
-    // A block's consumers start each tile together (one full barrier): the SM's products and
-    // softmax phases join as the mma.sync families' do (async_pipeline.h).
-    b.work = std::max({soft_max({b.tensor, b.simt}, c.phase_overlap_exponent), b.chain, b.copy});
+    // The SM's products and softmax by phase_join (above; async_pipeline.h).
+    b.work = std::max({soft_max({b.tensor, b.simt}, phase_join), b.chain, b.copy});
     b.stall = loads > 0 ? loads * std::max(0.0, load_latency - hiding_tiles * b.work / loads) : 0.0;
     return b;
   };

@@ -11,10 +11,13 @@
 //       (h(W) = min(1, W / latency_warps), the SIMT rule)
 //   + overlapped_iteration_cycles   the wgmma commit/wait round trips and the stage's mbarrier
 // With k blocks resident, N = k C warpgroups share the SM. One's softmax may run while another's
-// products hold the tensor cores (the overlap FlashAttention-3 schedules as ping-pong, here left to
-// the warp schedulers), but a block's consumers start every tile together (one full barrier) and
-// so tend to reach their products and their softmax together: the SM's tensor and softmax work join
-// by phase_overlap_exponent, as the mma.sync families' phases do, so per block:
+// products hold the tensor cores, but without the ping-pong knob a block's consumers start every
+// tile together (one full barrier) and so tend to reach their products and their softmax
+// together: the SM's tensor and softmax work join by phase_overlap_exponent, as the mma.sync
+// families' phases do. With it ("/pp", Wgmma16::staggers_phases: the consumers pass a turn round
+// named barriers and issue their products one after the other, FlashAttention-3's ping-pong) one
+// consumer's softmax runs under the others' products, and the two join by overlap_exponent, as
+// any two pipes that run side by side (smax below with that exponent). So per block:
 //   tensor = k V m                   every warpgroup-tile's products, one tensor pipe
 //   simt   = k V s_full / h(4 N)     every softmax, at the rate 4 N warps sustain
 //   chain  = V / C x (m + s + sync)  one warpgroup's own tiles, in order (V: warpgroup-tiles per
@@ -26,7 +29,8 @@
 //            (Wgmma16::kOverlapHidesSoftmax; not yet: the serial chain, with the stage held longer)
 //   copy   = k T 2 Bc d bytes / the SM's share of the L2 bandwidth (the producer's TMA copies of K
 //            and V stream beside the math; T: K/V tiles a block loads)
-//   work   = max(smax_phase(tensor, simt), chain, copy)   (smax_phase: p = phase_overlap_exponent;
+//   work   = max(smax_phase(tensor, simt), chain, copy)   (smax_phase: p = phase_overlap_exponent,
+//            overlap_exponent with the ping-pong;
 //            with overlap_exponent, near a maximum, three consumers (Br = 192) were predicted at 0.84
 //            of their time on the never-fitted H200 rows, now 0.96, and the model's pick there
 //            within 0.6% of the best on every case instead of 11.9%: scripts/model_vs_compare_rows.py)

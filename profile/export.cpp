@@ -129,6 +129,7 @@ ordered_json profile_to_t4(const Profile& p) {
       conf["stages"] = tile->stages;
       conf["q_smem"] = tile->q_smem;
       conf["overlap"] = tile->overlap;
+      conf["ping_pong"] = tile->ping_pong;
     }
     conf["config"] = m.config;
     r["configuration"] = conf;

@@ -656,3 +656,89 @@ TEST(KernelTraits, Wgmma16TakesThreeConsumerWarpgroups) {
 
 }  // namespace
 }  // namespace flashtune
+
+namespace flashtune {
+namespace {
+
+// The ping-pong knob: "/pp" after "/ov", parsed back; only wgmma16 takes it (each other variant
+// refuses it in one line naming the knob), and wgmma16 only with two or three consumer warpgroups
+// (one has nobody to pass the turn to), with or without the overlap. Its turn barriers sit beside
+// the epilogue's, every id apart and within the 16 a block has; a consumer takes two turns per
+// tile in the serial loop (S, then P V), one with the overlap plus one for the last P V.
+TEST(KernelTraits, PingPongKnobNamesParsesAndNeedsTwoConsumers) {
+  using W = traits::Wgmma16;
+  const TileConfig pp{Variant::Wgmma16, 64, 192, 128, Layout::Swizzled, DType::Bf16, 2, false, false, true};
+  EXPECT_EQ(pp.name(), "wgmma16/d64/br192xbc128/swizzled/bf16/s2/pp");
+  const auto back = parse_config_name(pp.name());
+  ASSERT_TRUE(back);
+  EXPECT_EQ(*back, pp);
+  EXPECT_TRUE(back->ping_pong);
+  EXPECT_FALSE(back->overlap);
+  TileConfig plain = pp;
+  plain.ping_pong = false;
+  EXPECT_NE(plain, pp);
+  EXPECT_FALSE(parse_config_name(plain.name())->ping_pong);
+  TileConfig both{Variant::Wgmma16, 128, 128, 128, Layout::Swizzled, DType::Bf16, 3, false, true, true};
+  EXPECT_EQ(both.name(), "wgmma16/d128/br128xbc128/swizzled/bf16/s3/ov/pp");
+  ASSERT_TRUE(parse_config_name(both.name()));
+  EXPECT_EQ(*parse_config_name(both.name()), both);
+  EXPECT_FALSE(tile_rejection(pp).has_value());
+  EXPECT_FALSE(tile_rejection(both).has_value());
+  // The knob's place is fixed (after /ov); a repeat, another order or spelling is no name.
+  for (const char* bad : {"wgmma16/d128/br128xbc128/swizzled/bf16/s3/pp/ov", "wgmma16/d128/br128xbc128/swizzled/bf16/pp/s3",
+                          "wgmma16/d128/br128xbc128/swizzled/bf16/s3/pp/pp", "wgmma16/d128/br128xbc128/swizzled/bf16/s3/pingpong",
+                          "wgmma16/d128/br128xbc128/swizzled/bf16/s3/pp/"})
+    EXPECT_FALSE(parse_config_name(bad)) << bad;
+
+  for (TileConfig c : {TileConfig{Variant::Mma16, 64, 128, 64, Layout::Swizzled, DType::Bf16, 2, false, false, true},
+                       TileConfig{Variant::RowReg, 64, 64, 32, Layout::Plain, DType::Fp32, 0, false, false, true},
+                       TileConfig{Variant::MmaTf32x3, 64, 64, 64, Layout::Swizzled, DType::Fp32, 0, false, false, true},
+                       TileConfig{Variant::Decode, 128, 16, 32, Layout::Swizzled, DType::Bf16, 2, false, false, true}}) {
+    const auto why = tile_rejection(c);
+    ASSERT_TRUE(why.has_value()) << c.name();
+    EXPECT_NE(why->find("no /pp"), std::string::npos) << *why;
+    EXPECT_EQ(why->find('\n'), std::string::npos) << *why;
+  }
+  for (bool ov : {false, true}) {
+    const TileConfig one{Variant::Wgmma16, 128, 64, 128, Layout::Swizzled, DType::Bf16, 3, false, ov, true};
+    const auto why = tile_rejection(one);
+    ASSERT_TRUE(why.has_value()) << one.name();
+    EXPECT_EQ(*why, "wgmma16 /pp passes turns between consumer warpgroups: needs Br 128 or 192 (2 or 3), Br=64 has one");
+  }
+
+  // Barrier ids: 0 (__syncthreads), the epilogue's and the turn barriers all apart, below 16.
+  std::set<int> ids{0};
+  for (int c = 0; c < W::kMaxConsumers; ++c) {
+    EXPECT_TRUE(ids.insert(W::epilogue_barrier(c)).second) << c;
+    EXPECT_TRUE(ids.insert(W::turn_barrier(c)).second) << c;
+  }
+  EXPECT_LT(*ids.rbegin(), 16);
+  EXPECT_EQ(W::kTurnBarrierThreads, 2 * W::kWarpgroupThreads);
+  EXPECT_EQ(W::turns_per_tile(pp), 2);
+  EXPECT_EQ(W::turns(pp, 5), 10);
+  EXPECT_EQ(W::turns_per_tile(both), 1);
+  EXPECT_EQ(W::turns(both, 5), 6);
+  EXPECT_EQ(W::turns(both, 0), 0);
+  EXPECT_EQ(W::turns(plain, 5), 0);
+  EXPECT_TRUE(W::staggers_phases(pp));
+  EXPECT_FALSE(W::staggers_phases(plain));
+  // Same shared memory, threads and products: the ping-pong orders the issues, adds no work; the
+  // turn barriers are counted beside the stage's mbarrier.
+  const KernelGeometry a = make_geometry(pp), b = make_geometry(plain);
+  EXPECT_EQ(a.smem_bytes, b.smem_bytes);
+  EXPECT_EQ(a.threads_per_block, b.threads_per_block);
+  EXPECT_EQ(a.per_kv_tile.wgmma, b.per_kv_tile.wgmma);
+  EXPECT_EQ(a.per_kv_tile.exp, b.per_kv_tile.exp);
+  EXPECT_EQ(a.per_kv_tile.barriers, b.per_kv_tile.barriers + 2);
+  // Compiled beside a twin without it, so that the model and the tuner compare the two.
+  const auto& compiled = compiled_configs();
+  for (const TileConfig& c : compiled)
+    if (c.ping_pong) {
+      TileConfig twin = c;
+      twin.ping_pong = false;
+      EXPECT_NE(std::find(compiled.begin(), compiled.end(), twin), compiled.end()) << c.name();
+    }
+}
+
+}  // namespace
+}  // namespace flashtune

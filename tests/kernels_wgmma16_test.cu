@@ -4,9 +4,9 @@
 // rel_l2_tolerance(dtype)); odd N (1, 17, 1000, 2049), causal, scores up to +-50; strided operands
 // ([batch, N, heads, d], O with gaps) bit for bit against the packed launch with the gaps untouched;
 // the refusals (below sm_90, operands TMA cannot address); no local memory; and a disabled timing
-// of the seed cases beside mma16 (L2 flushed, median); the overlap (/ov) configs on KV-cache, grouped
-// and causal shapes, against the reference and bit for bit against the serial loop. Skips without a
-// CUDA device or below sm_90.
+// of the seed cases beside mma16 (L2 flushed, median); the overlap (/ov) and ping-pong (/pp) configs
+// on KV-cache, grouped and causal shapes, against the reference and bit for bit against their twins
+// without the knob. Skips without a CUDA device or below sm_90.
 //
 // Environment: FLASHTUNE_KERNEL_FILTER=<substring> limits the configs; FLASHTUNE_TEST_QUICK=1 runs
 // one small workload per config; FLASHTUNE_TIMING_REPORT=<file.json> writes the timings.
@@ -161,14 +161,12 @@ TEST(KernelsWgmma16, EveryInstanceMatchesTheDoubleReferenceOnRoundedInputs) {
 // reference on the rounded inputs, and bit for bit against the serial loop of the same d, Br, Bc
 // and dtype where one is compiled: the overlap reorders when the products run, not the arithmetic
 // (O is rescaled by alpha_j before P_j V_j is added, as in the serial loop).
-TEST(KernelsWgmma16, OverlapMatchesTheReferenceAndTheSerialLoopOnInferenceShapes) {
-  SKIP_WITHOUT_SM90();
+// Each of `kernels` on the inference shapes, against the reference and bit for bit against its
+// twin (is_twin: the same tile with the knob under test off; the last one registered).
+template <class IsTwin>
+void check_inference_shapes_against_twins(const std::vector<const KernelInstance*>& kernels, const char* knob,
+                                          IsTwin is_twin) {
   const DeviceLimits dev = DeviceLimits::query(0);
-  const auto kernels = instances_of(Variant::Wgmma16);
-  std::vector<const KernelInstance*> overlapped;
-  for (const KernelInstance* k : kernels)
-    if (k->config().overlap) overlapped.push_back(k);
-  if (overlapped.empty()) GTEST_SKIP() << "no wgmma16 /ov instance compiled (or none matches the filter)";
   const bool quick = env("FLASHTUNE_TEST_QUICK") != nullptr;
   struct Shape {
     long long B, nq, nkv;
@@ -183,16 +181,11 @@ TEST(KernelsWgmma16, OverlapMatchesTheReferenceAndTheSerialLoopOnInferenceShapes
   double worst = 0;
   std::string worst_where;
   long long checks = 0, twins = 0;
-  for (const KernelInstance* kern : overlapped) {
+  for (const KernelInstance* kern : kernels) {
     const TileConfig& c = kern->config();
-    // The serial twin: the same tile and dtype without the overlap (the stage count does not enter
-    // the arithmetic).
     const KernelInstance* twin = nullptr;
-    for (const KernelInstance* k : kernel_registry()) {
-      const TileConfig& t = k->config();
-      if (t.variant == c.variant && !t.overlap && t.d == c.d && t.Br == c.Br && t.Bc == c.Bc && t.dtype == c.dtype)
-        twin = k;
-    }
+    for (const KernelInstance* k : kernel_registry())
+      if (is_twin(c, k->config())) twin = k;
     for (const Shape& shape : shapes)
       for (bool causal : {false, true}) {
         Workload w;
@@ -256,9 +249,41 @@ TEST(KernelsWgmma16, OverlapMatchesTheReferenceAndTheSerialLoopOnInferenceShapes
         }
       }
   }
-  std::printf("worst rel L2 wgmma16 /ov %.3e (%lld checks, %lld bit-for-bit against the serial loop) at %s\n", worst,
-              checks, twins, worst_where.c_str());
+  std::printf("worst rel L2 wgmma16 %s %.3e (%lld checks, %lld bit-for-bit against the twin without it) at %s\n", knob,
+              worst, checks, twins, worst_where.c_str());
   EXPECT_GT(checks, 0);
+  EXPECT_GT(twins, 0) << "no " << knob << " config has a twin without the knob compiled";
+}
+
+TEST(KernelsWgmma16, OverlapMatchesTheReferenceAndTheSerialLoopOnInferenceShapes) {
+  SKIP_WITHOUT_SM90();
+  std::vector<const KernelInstance*> overlapped;
+  for (const KernelInstance* k : instances_of(Variant::Wgmma16))
+    if (k->config().overlap) overlapped.push_back(k);
+  if (overlapped.empty()) GTEST_SKIP() << "no wgmma16 /ov instance compiled (or none matches the filter)";
+  // The serial twin: the same tile and dtype without the overlap (the stage count does not enter
+  // the arithmetic).
+  check_inference_shapes_against_twins(overlapped, "/ov", [](const TileConfig& c, const TileConfig& t) {
+    return t.variant == c.variant && !t.overlap && !t.ping_pong && t.d == c.d && t.Br == c.Br && t.Bc == c.Bc &&
+           t.dtype == c.dtype;
+  });
+}
+
+// The ping-pong (the /pp configs: two and three consumers, with and without /ov) on the same
+// shapes: the consumers' turns must keep going through the tiles each skips past its causal
+// diagonal (several query tiles, a KV cache moving the diagonal, one K/V tile only), or the block
+// hangs; and the turns order the issues, not the arithmetic, so each output is bit for bit its
+// twin's without /pp (the same tile, dtype and overlap).
+TEST(KernelsWgmma16, PingPongMatchesTheReferenceAndItsTwinOnInferenceShapes) {
+  SKIP_WITHOUT_SM90();
+  std::vector<const KernelInstance*> pp;
+  for (const KernelInstance* k : instances_of(Variant::Wgmma16))
+    if (k->config().ping_pong) pp.push_back(k);
+  if (pp.empty()) GTEST_SKIP() << "no wgmma16 /pp instance compiled (or none matches the filter)";
+  check_inference_shapes_against_twins(pp, "/pp", [](const TileConfig& c, const TileConfig& t) {
+    return t.variant == c.variant && !t.ping_pong && t.overlap == c.overlap && t.d == c.d && t.Br == c.Br &&
+           t.Bc == c.Bc && t.dtype == c.dtype;
+  });
 }
 
 // [batch, N, heads, d] views (heads = 3) with O in a buffer whose rows have 8 elements of gap:

@@ -389,6 +389,51 @@ TEST(PredictAsyncPipeline, CompiledOverlapIsTheSerialChainWithAStageHeldLonger) 
   EXPECT_GT(time_of(two_s2, t30).time_s, o2.time_s);
 }
 
+// The ping-pong (wgmma16 /pp, model/async_pipeline.h): the consumers take turns at the tensor
+// cores, so the SM's products and softmax join by overlap_exponent (side by side) instead of
+// phase_overlap_exponent (phases aligned by the shared full barrier). Read from the traits
+// (Wgmma16::staggers_phases), the same coefficients: where the two exponents are equal the knob
+// changes nothing; with the defaults (3.5 against 2) a /pp config is predicted faster where
+// products and softmax are of a size (two and three consumers at d = 64), never below the tensor
+// pipe's products nor one warpgroup's chain, and the same pipes' work is counted either way.
+TEST(PredictAsyncPipeline, PingPongHidesTheSoftmaxBehindTheOtherConsumersProducts) {
+  const GpuSpec h100 = spec("nvidia-h100-sxm");
+  ConfigCatalog catalog;
+  const Coefficients k;
+  ASSERT_GT(k.overlap_exponent, k.phase_overlap_exponent);
+  const auto time_of = [&](const TileConfig& c, const Workload& w, const Coefficients& coef) {
+    const Prediction p = predict(w, catalog.analysis(c), h100, coef);
+    EXPECT_TRUE(p.refusal.empty()) << c.name() << ": " << p.refusal;
+    return p;
+  };
+  const Workload t30{2, 32768, 64, false, 0.0f, DType::Bf16};
+  const Workload causal{24, 1999, 64, true, 0.0f, DType::Bf16};
+  for (int br : {128, 192})
+    for (const Workload& w : {t30, causal}) {
+      const TileConfig plain{Variant::Wgmma16, 64, br, 128, Layout::Swizzled, DType::Bf16, 2, false};
+      TileConfig pp = plain;
+      pp.ping_pong = true;
+      const Prediction a = time_of(plain, w, k), b = time_of(pp, w, k);
+      EXPECT_LT(b.time_s, a.time_s) << pp.name() << (w.causal ? " causal" : "");
+      EXPECT_GE(b.time_s, b.pipes.tensor) << pp.name();
+      const double tensor_floor = b.counts.mma16_flops() / (h100.sm_count * h100.tensor_flops_per_clock_per_sm(DType::Bf16) *
+                                                            h100.clock_hz() * k.wgmma_efficiency);
+      EXPECT_GT(b.time_s, tensor_floor) << pp.name();
+      EXPECT_DOUBLE_EQ(b.counts.mma16_flops(), a.counts.mma16_flops());
+      EXPECT_DOUBLE_EQ(b.pipes.tensor, a.pipes.tensor);
+      // No fudge: with one exponent for both joins the knob predicts the same time.
+      Coefficients same = k;
+      same.phase_overlap_exponent = same.overlap_exponent;
+      EXPECT_DOUBLE_EQ(time_of(pp, w, same).time_s, time_of(plain, w, same).time_s) << pp.name();
+    }
+  // With the overlap too (FlashAttention-3 pairs them): the /ov chain and stage count, the join of /pp.
+  const Workload n4k{16, 4096, 128, false, 0.0f, DType::Bf16};
+  const TileConfig ov{Variant::Wgmma16, 128, 128, 128, Layout::Swizzled, DType::Bf16, 3, false, true};
+  TileConfig ov_pp = ov;
+  ov_pp.ping_pong = true;
+  EXPECT_LE(time_of(ov_pp, n4k, k).time_s, time_of(ov, n4k, k).time_s * (1 + 1e-12));
+}
+
 // Causal masking lets an mma16 warp skip a tile whose keys all follow its rows, but the block's
 // barrier holds its sub-partition idle meanwhile: the per-sub-partition pipes take every warp on
 // every visited tile, so the warps' skipping does not make the prediction faster.

@@ -206,6 +206,7 @@ struct Decode {
     if (c.stages < 2 || c.stages > 4) return TileFault::VariantStages;
     if (c.q_smem) return TileFault::FixedKnobs;
     if (c.overlap) return TileFault::Overlap;
+    if (c.ping_pong) return TileFault::PingPong;
     if (c.layout != Layout::Swizzled) return TileFault::Layout;
     return smem_fault(smem_bytes(c));
   }

@@ -88,6 +88,10 @@ inline constexpr int kWgmmaMinComputeCapability = 90;
 // the same warpgroup (the config knob `overlap`, "/ov" in the name): the wgmma16 family only, whose
 // products are asynchronous.
 constexpr bool variant_has_overlap_knob(Variant v) { return v == Variant::Wgmma16; }
+// Variants whose consumer warpgroups can take turns issuing their products (the config knob
+// `ping_pong`, "/pp" in the name): the wgmma16 family only, the one with several consumer
+// warpgroups per block and asynchronous products.
+constexpr bool variant_has_ping_pong_knob(Variant v) { return v == Variant::Wgmma16; }
 constexpr int variant_min_compute_capability(Variant v) {
   return v == Variant::Wgmma16 ? kWgmmaMinComputeCapability : uses_tensor_cores(v) ? kTensorCoreMinComputeCapability : 0;
 }
@@ -177,11 +181,15 @@ struct TileConfig {
   // tile j's Q K^T before tile j - 1's P V and runs tile j's softmax while that P V is on the
   // tensor cores (intra-warpgroup overlap), instead of the three steps one after the other.
   bool overlap = false;
+  // Where the variant makes it a knob (variant_has_ping_pong_knob): the block's consumer
+  // warpgroups issue their products in turn (named barriers pass the turn round the ring), so
+  // that one warpgroup's softmax runs while the others' products hold the tensor cores.
+  bool ping_pong = false;
 
   // Stable, parseable name, e.g. "row_smem/d64/br64xbc32/padded"; used as a key in profiles. The
   // knobs beyond the layout follow only where they differ from the defaults above, so every name
   // written before they existed still names the same config: "mma16/d128/br128xbc64/swizzled/bf16/s3/qsmem",
-  // "wgmma16/d128/br128xbc128/swizzled/bf16/s3/ov".
+  // "wgmma16/d128/br128xbc128/swizzled/bf16/s3/ov", "wgmma16/d64/br192xbc128/swizzled/bf16/s2/pp".
   std::string name() const {
     std::string s = std::string(variant_name(variant)) + "/d" + std::to_string(d) + "/br" + std::to_string(Br) +
                     "xbc" + std::to_string(Bc) + "/" + layout_name(layout);
@@ -189,12 +197,13 @@ struct TileConfig {
     if (stages != 0) s += "/s" + std::to_string(stages);
     if (q_smem) s += "/qsmem";
     if (overlap) s += "/ov";
+    if (ping_pong) s += "/pp";
     return s;
   }
   friend constexpr bool operator==(const TileConfig& a, const TileConfig& b) {
     return a.variant == b.variant && a.d == b.d && a.Br == b.Br && a.Bc == b.Bc && a.layout == b.layout &&
            a.dtype == b.dtype && a.stages == b.stages && a.q_smem == b.q_smem &&
-           a.overlap == b.overlap;
+           a.overlap == b.overlap && a.ping_pong == b.ping_pong;
   }
   friend constexpr bool operator!=(const TileConfig& a, const TileConfig& b) { return !(a == b); }
 };
@@ -241,6 +250,7 @@ inline std::optional<TileConfig> parse_config_name(std::string_view name) {
   if (skip(rest, "/s") && !read_int(rest, t.stages)) return std::nullopt;
   if (skip(rest, "/qsmem")) t.q_smem = true;
   if (skip(rest, "/ov")) t.overlap = true;
+  if (skip(rest, "/pp")) t.ping_pong = true;
   if (!rest.empty()) return std::nullopt;
   t.variant = *variant;
   t.layout = *layout;

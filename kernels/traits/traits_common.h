@@ -177,6 +177,7 @@ enum class TileFault {
   ElementType,   // a dtype the variant has no kernel for (every SIMT and TF32 variant: fp32 only)
   FixedKnobs,    // stages or q_smem set on a variant whose traits fix them
   Overlap,       // the overlap knob on a variant without it (variant_has_overlap_knob)
+  PingPong,      // the ping-pong knob on a variant without it (variant_has_ping_pong_knob)
   // A variant's own limits, worded by its rejection():
   VariantHeadDim,
   VariantRows,
@@ -196,6 +197,7 @@ constexpr TileFault common_shape_fault(const TileConfig& c, Variant expected) {
   if (!is_tile_rows(c.Br, expected)) return TileFault::TileRows;
   if (!is_tile_size(c.Bc)) return TileFault::TileCols;
   if (c.overlap && !variant_has_overlap_knob(expected)) return TileFault::Overlap;
+  if (c.ping_pong && !variant_has_ping_pong_knob(expected)) return TileFault::PingPong;
   return TileFault::None;
 }
 // The shape, for an fp32 variant whose traits fix the pipeline depth and Q's residence.
@@ -232,6 +234,9 @@ inline std::string fault_words(TileFault f, const TileConfig& c, Variant expecte
     case TileFault::Overlap:
       return std::string(variant_name(expected)) +
              " runs each tile's products and softmax in order (no /ov: only wgmma16 overlaps them)";
+    case TileFault::PingPong:
+      return std::string(variant_name(expected)) +
+             " has no consumer warpgroups to take turns (no /pp: only wgmma16 ping-pongs its products)";
     default: return std::string(variant_name(expected)) + " cannot build " + c.name();
   }
 }

@@ -24,12 +24,23 @@
 //                      O *= alpha_j; after the last tile O += P_last V_last. Each stage is then
 //                      held about one tile longer, so the ring hides the load latency with
 //                      stages - 2 tiles instead of stages - 1 (overlap_hiding_tiles).
+//   With the ping-pong knob (TileConfig::ping_pong, "/pp"; two or three consumers) the consumers
+//   take turns issuing their products: consumer c waits on named barrier turn_barrier(c) before a
+//   turn's wgmma and arrives on turn_barrier((c + 1) % C) right after issuing them (not after they
+//   complete), so the products reach the tensor cores in the order C0, C1, .., C0, .. and each
+//   consumer's softmax runs while the next ones' products hold the tensor cores, instead of every
+//   consumer reaching its products and its softmax together after the shared full barrier. A turn
+//   is every product issued between two softmaxes: the serial loop takes two per tile (S, then
+//   P V), the overlapped loop one per tile (S_j with P_{j-1} V_{j-1}) plus one for the last P V
+//   (turns()). Every consumer takes the same number of turns, empty ones on the tiles it skips
+//   past its causal diagonal, so that nobody waits for a turn never passed. Consumer 0 skips its
+//   very first wait and consumer C - 1 its very last arrival: each barrier then sees as many
+//   arrivals as waits, and none is left half-complete at exit.
 //   Keys run to kv_len (a KV cache: Nq != Nkv) and K/V head h / kv_group serves query head h
 //   (grouped heads), both through the K and V tensor maps' own extents; causal is bottom-right.
 //   The epilogue divides by l, rounds O to the dtype into the warpgroup's own rows of the Q tile
 //   (Q is no longer read) and stores them with one TMA copy per 64 columns (rows past N clipped).
-// Not yet (later steps of issue 25): ping-pong between the consumer warpgroups, separate K and V
-// barriers, a persistent scheduler, tf32.
+// Not yet (later steps of issue 25): separate K and V barriers, a persistent scheduler, tf32.
 //
 // Shared memory: every tile in the TMA / wgmma 128-byte swizzle. A tile of `rows` x d is d / 64
 // column blocks, each `rows` rows of 128 bytes (64 elements); 16-byte chunk c of row r sits at chunk
@@ -61,37 +72,45 @@ namespace flashtune::traits {
 // yet: docs/results/h200-wgmma-overlap-*.md): d = 64 Bc = 128 at 2 to 4 stages, d = 128 at 3;
 // with two consumers only: with one, S, P and O
 // of both tiles in flight need more than the 255 registers a thread can have (ptxas spills 4 B
-// at d = 128, Bc = 128).
+// at d = 128, Bc = 128). The ping-pong ("/pp", after /ov) beside the fastest serial tiles (d = 64
+// Br 128 and 192 Bc 128, d = 128 Br 128 Bc 128) and with the overlap at d = 128 s3 (FlashAttention-3
+// pairs the two), so that the model and the tuner compare each with its twin.
 struct Wgmma16Compiled {
   static constexpr Variant V = Variant::Wgmma16;
   static constexpr Layout S = Layout::Swizzled;
   static constexpr DType B = DType::Bf16, H = DType::Fp16;
-  static constexpr bool kOv = true;
+  static constexpr bool kOv = true, kPp = true;
 #if FLASHTUNE_SMALL_KERNEL_SET && !FLASHTUNE_MMA16_FULL_SET
   static constexpr TileConfig kList[] = {
       {V, 64, 128, 128, S, B, 2, false},
       {V, 128, 128, 128, S, B, 2, false},
+      {V, 128, 128, 128, S, B, 2, false, false, kPp},
       {V, 128, 128, 128, S, B, 3, false, kOv},
   };
 #else
   static constexpr TileConfig kList[] = {
       {V, 64, 128, 64, S, B, 2, false},
       {V, 64, 128, 128, S, B, 2, false},
+      {V, 64, 128, 128, S, B, 2, false, false, kPp},
       {V, 64, 128, 128, S, B, 3, false},
       {V, 64, 128, 128, S, H, 2, false},
       {V, 64, 128, 128, S, B, 2, false, kOv},
       {V, 64, 128, 128, S, B, 3, false, kOv},
       {V, 64, 128, 128, S, B, 4, false, kOv},
       {V, 64, 192, 128, S, B, 2, false},
+      {V, 64, 192, 128, S, B, 2, false, false, kPp},
       {V, 64, 192, 128, S, B, 3, false},
+      {V, 64, 192, 128, S, B, 3, false, false, kPp},
       {V, 128, 64, 128, S, B, 2, false},
       {V, 128, 128, 64, S, B, 2, false},
       {V, 128, 128, 64, S, B, 3, false},
       {V, 128, 128, 64, S, B, 3, false, kOv},
       {V, 128, 128, 128, S, B, 2, false},
+      {V, 128, 128, 128, S, B, 2, false, false, kPp},
       {V, 128, 128, 128, S, B, 3, false},
       {V, 128, 128, 128, S, H, 2, false},
       {V, 128, 128, 128, S, B, 3, false, kOv},
+      {V, 128, 128, 128, S, B, 3, false, kOv, kPp},
   };
 #endif
 };
@@ -208,6 +227,25 @@ struct Wgmma16 {
   // one with each stage held a tile longer; measured 3-7% slower than the serial loop on every
   // seed case (H200, docs/results/h200-wgmma-overlap-3a762e1.md). The model times what runs.
   static constexpr bool kOverlapHidesSoftmax = false;
+  // ---- ping-pong (TileConfig::ping_pong) -------------------------------------------------------
+  // Named barriers (bar.sync / bar.arrive, 16 per block; 0 is __syncthreads): the epilogue's one
+  // per consumer (its 128 threads), then the turn barrier of each consumer (its 128 threads wait,
+  // the previous consumer's 128 arrive).
+  static constexpr int kMaxConsumers = 3;
+  static constexpr int epilogue_barrier(int consumer) { return 1 + consumer; }
+  static constexpr int turn_barrier(int consumer) { return 1 + kMaxConsumers + consumer; }
+  static constexpr int kTurnBarrierThreads = 2 * kWarpgroupThreads;
+  // Turns a consumer takes per K/V tile of its block: one per batch of products issued between two
+  // softmaxes (serial loop: S, then P V; overlapped loop: S_j with P_{j-1} V_{j-1}), and over a
+  // block of `kv_tiles` tiles (the overlapped loop's last P V is one more).
+  static constexpr int turns_per_tile(const TileConfig& c) { return c.ping_pong ? (c.overlap ? 1 : 2) : 0; }
+  static constexpr int turns(const TileConfig& c, int kv_tiles) {
+    return c.ping_pong ? turns_per_tile(c) * kv_tiles + (c.overlap && kv_tiles > 0 ? 1 : 0) : 0;
+  }
+  // Whether the block's consumers stagger their phases: with the ping-pong one consumer's softmax
+  // runs under the other consumers' products; without it they start each tile together on the
+  // full barrier and reach their products and their softmax together (model/async_pipeline.h).
+  static constexpr bool staggers_phases(const TileConfig& c) { return c.ping_pong && consumers(c) > 1; }
   // Accumulator registers per consumer thread: S is 64 x Bc fp32 over 128 threads, O 64 x d.
   static constexpr int s_registers(int bc) { return bc / 2; }
   static constexpr int o_registers(int d) { return d / 2; }
@@ -223,6 +261,7 @@ struct Wgmma16 {
     if (c.stages < 2 || c.stages > 4) return TileFault::VariantStages;
     if (c.layout != Layout::Swizzled) return TileFault::Layout;
     if (c.q_smem) return TileFault::FixedKnobs;
+    if (c.ping_pong && consumers(c) < 2) return TileFault::PingPong;
     return smem_fault(smem_bytes(c));
   }
   static std::optional<std::string> rejection(const TileConfig& c) {
@@ -243,6 +282,9 @@ struct Wgmma16 {
       case TileFault::Layout:
         return name + " lays every tile out in the 128-byte TMA swizzle (layout swizzled), got " + layout_name(c.layout);
       case TileFault::FixedKnobs: return name + " always reads Q from shared memory (no /qsmem knob)";
+      case TileFault::PingPong:
+        return name + " /pp passes turns between consumer warpgroups: needs Br 128 or 192 (2 or 3), Br=" +
+               std::to_string(c.Br) + " has one";
       case TileFault::SharedMemory: return name + " " + c.name() + " " + smem_words(smem_bytes(c));
       default: return fault_words(f, c, kVariant);
     }
@@ -251,9 +293,10 @@ struct Wgmma16 {
   static constexpr const auto& kCompiled = Wgmma16Compiled::kList;
 
   // ---- what the kernel template reads ------------------------------------------------------------
-  template <int D, int BR, int BC, Layout L, int DT, int STAGES, int QSMEM, int OVERLAP>
+  template <int D, int BR, int BC, Layout L, int DT, int STAGES, int QSMEM, int OVERLAP, int PINGPONG>
   struct Tile {
-    static constexpr TileConfig kConfig{kVariant, D, BR, BC, L, static_cast<DType>(DT), STAGES, QSMEM != 0, OVERLAP != 0};
+    static constexpr TileConfig kConfig{kVariant,  D,         BR,           BC,           L, static_cast<DType>(DT),
+                                        STAGES,    QSMEM != 0, OVERLAP != 0, PINGPONG != 0};
     static constexpr int kConsumers = consumers(kConfig);
     static constexpr int kThreads = threads(kConfig);
     static constexpr int kSmemBytes = smem_bytes(kConfig);
@@ -265,6 +308,9 @@ struct Wgmma16 {
 };
 
 static_assert(first_refused_compiled<Wgmma16>() == -1, "Wgmma16::kCompiled holds a tile rejection() refuses");
+static_assert(Wgmma16::consumers({Variant::Wgmma16, 64, 192}) == Wgmma16::kMaxConsumers &&
+                  Wgmma16::turn_barrier(Wgmma16::kMaxConsumers - 1) < 16,
+              "one epilogue and one turn barrier per consumer must fit the 16 named barriers");
 
 inline KernelGeometry Wgmma16::geometry(const TileConfig& c) {
   const int nthreads = threads(c), nconsumers = consumers(c), d = c.d, bc = c.Bc;
@@ -301,7 +347,8 @@ inline KernelGeometry Wgmma16::geometry(const TileConfig& c) {
   n.fp32_other = t * (bc + d / 2.0 + 6.0);  // row max and sum, O *= alpha (d / 2), 3 per row
   n.shuffles = t * 4.0;                 // row max: xor 1, 2 for each of the two rows
   n.cvt = t * (bc / 4.0);               // P packed in pairs
-  n.barriers = 1;                       // one mbarrier wait (stage full) per consumer per tile
+  // One mbarrier wait (stage full) per consumer per tile, and the ping-pong's turn barriers.
+  n.barriers = 1 + turns_per_tile(c);
 
   set_block_traffic(g, c);
   g.kv_loads_overlap_compute = true;  // stages - 1 tiles in flight while one computes
