@@ -122,9 +122,22 @@ Prediction predict_async_pipeline(const Workload& w, const GeometryAnalysis& g, 
   // How the SM's products and softmax join. A block's consumers start each tile together (one
   // full barrier), so without the ping-pong their phases align and the two terms join as the
   // mma.sync families' phases do (phase_overlap_exponent). With it (Wgmma16::staggers_phases) the
-  // consumers take turns at the tensor cores, one's softmax under the others' products, and the
-  // terms join as any two pipes that run side by side (overlap_exponent). Same coefficients.
-  const double phase_join = Wgmma16::staggers_phases(cfg) ? c.overlap_exponent : c.phase_overlap_exponent;
+  // consumers issue in a fixed ring, one round per tile, and the round is a schedule whose two
+  // sides join as two pipes side by side (overlap_exponent), each with what the ring exposes:
+  //   tensor side: a consumer's P V (serial loop; its next turn with /ov) waits for its own
+  //     softmax, which the other C - 1 consumers' products issued in between may not cover:
+  //     gap = max(0, s - (C - 1) x others), s one warpgroup's softmax at its own rate (the chain's);
+  //   SIMT side: the round's first consumer issues its S only after the last consumer's softmax
+  //     of the previous round (its turn comes after that consumer's P V), and waits for it before
+  //     its softmax: one consumer's awaited products per round, on no other pipe's time.
+  // Same coefficients; the awaited and the interleaved products come from the traits' turns.
+  const bool ring = Wgmma16::staggers_phases(cfg);
+  const double phase_join = ring ? c.overlap_exponent : c.phase_overlap_exponent;
+  const double awaited = cfg.overlap && !Wgmma16::kOverlapHidesSoftmax ? t.mma : t.qk;
+  const double interleaved = (consumers - 1) * (Wgmma16::turns_per_tile(cfg) == 1 ? t.mma : t.qk);
+  const double ring_gap = ring ? std::max(0.0, t.simt_full / h(4.0) - interleaved) : 0.0;
+  const double ring_wait = ring ? awaited : 0.0;
+  const double rounds = wg_tiles / consumers;  // per block: tiles its consumers compute, in turn
   // Tiles in flight that hide a tile's load latency: stages - 1, or stages - 2 with the overlap
   // (a stage is freed one tile later: its V is read in the next tile's iteration).
   const double hiding_tiles = double(Wgmma16::overlap_hiding_tiles(cfg));
@@ -145,8 +158,10 @@ Prediction predict_async_pipeline(const Workload& w, const GeometryAnalysis& g, 
     b.issue += k * (block_issue + masked_wg_tiles * mask_issue);
     b.simt += k * (block_issue + masked_wg_tiles * mask_issue) / h(warps);
     b.copy = k * loads * tile_transfer;
-    // The SM's products and softmax by phase_join (above; async_pipeline.h).
-    b.work = std::max({soft_max({b.tensor, b.simt}, phase_join), b.chain, b.copy});
+    // The SM's products and softmax by phase_join, with what the ping-pong's ring exposes
+    // (above; async_pipeline.h).
+    const double tensor_side = b.tensor + k * rounds * ring_gap, simt_side = b.simt + k * rounds * ring_wait;
+    b.work = std::max({soft_max({tensor_side, simt_side}, phase_join), b.chain, b.copy});
     b.stall = loads > 0 ? loads * std::max(0.0, load_latency - hiding_tiles * b.work / loads) : 0.0;
     return b;
   };

@@ -48,7 +48,8 @@ TEST(KernelTraits, CompiledConfigsAreAllowedUniqueAndOrdered) {
   ASSERT_FALSE(compiled.empty());
   for (const TileConfig& c : compiled) EXPECT_FALSE(tile_rejection(c).has_value()) << c.name() << ": " << *tile_rejection(c);
   auto key = [](const TileConfig& c) {
-    return std::make_tuple(int(c.variant), c.d, c.Br, c.Bc, int(c.layout), int(c.dtype), c.stages, c.q_smem, c.overlap);
+    return std::make_tuple(int(c.variant), c.d, c.Br, c.Bc, int(c.layout), int(c.dtype), c.stages, c.q_smem, c.overlap,
+                           c.ping_pong);
   };
   for (std::size_t i = 1; i < compiled.size(); ++i)
     EXPECT_LT(key(compiled[i - 1]), key(compiled[i])) << compiled[i - 1].name() << " before " << compiled[i].name();
