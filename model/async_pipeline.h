@@ -15,9 +15,16 @@
 // tile together (one full barrier) and so tend to reach their products and their softmax
 // together: the SM's tensor and softmax work join by phase_overlap_exponent, as the mma.sync
 // families' phases do. With it ("/pp", Wgmma16::staggers_phases: the consumers pass a turn round
-// named barriers and issue their products one after the other, FlashAttention-3's ping-pong) one
-// consumer's softmax runs under the others' products, and the two join by overlap_exponent, as
-// any two pipes that run side by side (smax below with that exponent). So per block:
+// named barriers and issue their products one after the other, FlashAttention-3's ping-pong) the
+// round of turns is a schedule whose two sides join by overlap_exponent, as any two pipes side
+// by side, each with what the ring exposes per round (R rounds: the tiles the consumers compute):
+//   tensor side += R max(0, s - (C - 1) x the products another consumer issues per turn)
+//                  (a consumer's next products wait for its softmax; the others' cover part of it)
+//   simt side   += R x the products a consumer awaits before its softmax (the round's first S is
+//                  issued only after the last consumer's softmax of the previous round)
+// Measured (H100, docs/results/h100-wgmma-pingpong-*.md) /pp is slower where the softmax is as
+// long as the products (d = 64: 1.04x with two consumers, 1.10-1.17x with three) and even at
+// d = 128; the model's ratios 1.02-1.09 and 0.98-1.04. So per block:
 //   tensor = k V m                   every warpgroup-tile's products, one tensor pipe
 //   simt   = k V s_full / h(4 N)     every softmax, at the rate 4 N warps sustain
 //   chain  = V / C x (m + s + sync)  one warpgroup's own tiles, in order (V: warpgroup-tiles per
