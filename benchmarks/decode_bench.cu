@@ -8,7 +8,10 @@
 // once, fraction of --copy-gbps, and whether the launch streamed K/V evict-first: the model
 // predicts that stream, model::predict_decode).
 //
-//   decode_bench --dtype bf16 [--shapes b,hq,hkv,nq,keys,d;...] [--sweep] [--copy-gbps 3022]
+// --flush read empties L2 by reading instead of writing (tuner/timing_harness.h, L2Flush: the
+// state a decode step finds after read-mostly work); each line names the flush ("flush").
+//
+//   decode_bench --dtype bf16 [--shapes b,hq,hkv,nq,keys,d;...] [--sweep] [--copy-gbps 3022] [--flush write|read]
 #include <cuda_runtime.h>
 
 #include <cstdio>
@@ -72,7 +75,7 @@ void fill(void* p, std::size_t bytes) {
 }  // namespace
 
 constexpr const char* kUsage =
-    "decode_bench [--dtype bf16|fp16|fp32] [--shapes b,hq,hkv,nq,keys,d;...] [--sweep] [--copy-gbps G] [--config NAME]";
+    "decode_bench [--dtype bf16|fp16|fp32] [--shapes b,hq,hkv,nq,keys,d;...] [--sweep] [--copy-gbps G] [--config NAME] [--flush write|read]";
 
 int run(int argc, char** argv) {
   DType dtype = DType::Bf16;
@@ -80,6 +83,7 @@ int run(int argc, char** argv) {
   bool sweep = false;
   double copy_gbps = 3022;
   std::string only;
+  L2Flush flush = L2Flush::Write;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const bool has_value = i + 1 < argc;
@@ -97,6 +101,10 @@ int run(int argc, char** argv) {
     } else if (a == "--copy-gbps" && has_value) {
       copy_gbps = std::atof(argv[++i]);
       if (!(copy_gbps > 0)) throw std::invalid_argument(std::string("--copy-gbps needs a positive number, got '") + argv[i] + "'");
+    } else if (a == "--flush" && has_value) {
+      const std::string f = argv[++i];
+      if (f != "write" && f != "read") throw std::invalid_argument("--flush must be write or read, got '" + f + "'");
+      flush = f == "read" ? L2Flush::Read : L2Flush::Write;
     } else if (a == "--config" && has_value) {
       only = argv[++i];
     } else {
@@ -107,6 +115,7 @@ int run(int argc, char** argv) {
   HarnessOptions ho;
   ho.rule.min_samples = 25;
   ho.rule.time_cap_s = 0.5;
+  ho.flush_kind = flush;
   TimingHarness harness(0, ho);
   // The dispatcher's view of this GPU: its spec and its shipped profile's coefficients.
   const Dispatcher dispatcher = Dispatcher::for_device(0);
@@ -144,11 +153,11 @@ int run(int argc, char** argv) {
           "{\"batch\": %d, \"q_heads\": %d, \"kv_heads\": %d, \"nq\": %d, \"keys\": %lld, \"d\": %d, \"dtype\": \"%s\", "
           "\"config\": \"%s\", \"splits\": %d, \"default_split\": %s, \"median_ms\": %.5f, \"min_ms\": %.5f, "
           "\"samples\": %d, \"bytes\": %.0f, \"gbps\": %.1f, \"copy_fraction\": %.3f, \"model_split\": %s, "
-          "\"evict_first\": %s}\n",
+          "\"evict_first\": %s, \"flush\": \"%s\"}\n",
           sh.batch, sh.q_heads, sh.kv_heads, sh.nq, sh.keys, sh.d, dtype_name(dtype), c.name().c_str(), used,
           splits == 0 ? "true" : "false", r.stats.median_ms, r.stats.min_ms, r.stats.samples, bytes, gbps,
           gbps / copy_gbps, model_split ? "true" : "false",
-          kernels::decode_streams_evict_first(p, dev.l2_bytes) ? "true" : "false");
+          kernels::decode_streams_evict_first(p, dev.l2_bytes) ? "true" : "false", l2_flush_name(flush));
       std::fflush(stdout);
       return r.stats.median_ms;
     };

@@ -36,18 +36,18 @@ def sdpa_backends(dtype):
             ("efficient", SDPBackend.EFFICIENT_ATTENTION))
 
 
-def time_sdpa_gqa(torch, backend, q, k, v, gqa, time_cap_s):
+def time_sdpa_gqa(torch, backend, q, k, v, gqa, time_cap_s, flush_kind):
     """time_sdpa with enable_gqa: SDPA's call with the grouped heads, same method."""
     import torch.nn.functional as F
     if not gqa:
-        return time_sdpa(torch, backend, q, k, v, time_cap_s)
+        return time_sdpa(torch, backend, q, k, v, time_cap_s, flush_kind=flush_kind)
     original = F.scaled_dot_product_attention
 
     def with_gqa(*args, **kwargs):
         return original(*args, enable_gqa=True, **kwargs)
     F.scaled_dot_product_attention = with_gqa
     try:
-        return time_sdpa(torch, backend, q, k, v, time_cap_s)
+        return time_sdpa(torch, backend, q, k, v, time_cap_s, flush_kind=flush_kind)
     finally:
         F.scaled_dot_product_attention = original
 
@@ -68,6 +68,10 @@ def main():
     ap.add_argument("--copy-gbps", type=float, help="copy bandwidth the fractions divide by (default: this GPU's in COPY_GBPS)")
     ap.add_argument("--time-cap", type=float, default=0.3)
     ap.add_argument("--anchors-only", action="store_true")
+    ap.add_argument("--flush", choices=("write", "read"), default="write",
+                    help="how the L2 is emptied before each sample of both sides: write (zeroes, left dirty: "
+                         "the method of every profile) or read (clean lines, as after a decode step's "
+                         "read-mostly work)")
     ap.add_argument("--out")
     a = ap.parse_args()
     import torch
@@ -80,7 +84,8 @@ def main():
     shapes = ANCHOR_SHAPES + ([] if a.anchors_only else SWEEP_SHAPES)
     eb = 4 if a.dtype == "fp32" else 2
     spec = ";".join(",".join(str(x) for x in s) for s in shapes)
-    out = subprocess.run([a.bench, "--dtype", a.dtype, "--shapes", spec, "--copy-gbps", str(a.copy_gbps)],
+    out = subprocess.run([a.bench, "--dtype", a.dtype, "--shapes", spec, "--copy-gbps", str(a.copy_gbps),
+                          "--flush", a.flush],
                          capture_output=True, text=True, timeout=1200)
     if out.returncode != 0:
         sys.exit("decode_bench failed: " + out.stderr[-2000:])
@@ -104,7 +109,7 @@ def main():
         row = {"batch": b, "q_heads": hq, "kv_heads": hkv, "nq": nq, "keys": keys, "d": d, "dtype": a.dtype,
                "bytes": shape_bytes(s, eb), "sdpa": {}}
         for name, backend in sdpa_backends(a.dtype):
-            t, why = time_sdpa_gqa(torch, backend, q, k, v, hq != hkv, a.time_cap)
+            t, why = time_sdpa_gqa(torch, backend, q, k, v, hq != hkv, a.time_cap, a.flush)
             row["sdpa"][name] = t if t else {"refused": why}
         del q, k, v
         torch.cuda.empty_cache()
@@ -118,6 +123,8 @@ def main():
 
     def frac(ms, nbytes):
         return nbytes / (ms * 1e-3) / 1e9 / a.copy_gbps
+    print(f"L2 flushed before each sample by {'reading' if a.flush == 'read' else 'writing'} 2x the L2 "
+          f"(--flush {a.flush}); bandwidth against {a.copy_gbps:.0f} GB/s.\n")
     print(f"| B | Hq | Hkv | Nq | keys | d | MB | SDPA best ms (bw) | flashtune ms (bw) | config, splits | speed-up |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in rows:
@@ -131,7 +138,7 @@ def main():
     if a.out:
         with open(a.out, "w") as f:
             json.dump({"device": torch.cuda.get_device_name(), "torch": torch.__version__, "dtype": a.dtype,
-                       "copy_gbps": a.copy_gbps, "rows": rows}, f, indent=1)
+                       "copy_gbps": a.copy_gbps, "flush": a.flush, "rows": rows}, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -83,27 +83,37 @@ LAUNCH_COVER_CYCLES = 600_000
 
 
 def time_sdpa(torch, backend, q, k, v, time_cap_s, rel_stdev_target=0.01, min_samples=10, max_samples=2000,
-              causal=False):
-    """Median ms of one SDPA call, cold L2, or (None, reason) when the back end refuses the inputs."""
+              causal=False, flush_kind="write"):
+    """Median ms of one SDPA call, cold L2, or (None, reason) when the back end refuses the inputs.
+
+    flush_kind "write" zeroes 2x the L2 before each sample (its lines stay dirty and are written back
+    during the call); "read" sums it instead, leaving clean lines (tuner/timing_harness.h, L2Flush)."""
     from torch.nn.attention import sdpa_kernel
     import torch.nn.functional as F
 
     l2 = getattr(torch.cuda.get_device_properties(q.device), "L2_cache_size", 0) or (64 << 20)
-    flush = torch.empty(2 * l2, dtype=torch.uint8, device=q.device)
+    flush = torch.zeros(2 * l2, dtype=torch.uint8, device=q.device)
+    flush_words = flush.view(torch.float32)
+
+    def empty_l2():
+        if flush_kind == "read":
+            flush_words.sum()
+        else:
+            flush.zero_()
     start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     try:
         with sdpa_kernel(backend):
             t0 = time.perf_counter()
             warm = 0
             while warm < 3 or time.perf_counter() - t0 < 0.05:
-                flush.zero_()
+                empty_l2()
                 F.scaled_dot_product_attention(q, k, v, is_causal=causal)
                 torch.cuda.synchronize()
                 warm += 1
             samples = []
             t0 = time.perf_counter()
             while True:
-                flush.zero_()
+                empty_l2()
                 torch.cuda._sleep(LAUNCH_COVER_CYCLES)  # the GPU is busy while the CPU launches the call
                 start.record()
                 F.scaled_dot_product_attention(q, k, v, is_causal=causal)
@@ -121,7 +131,7 @@ def time_sdpa(torch, backend, q, k, v, time_cap_s, rel_stdev_target=0.01, min_sa
         torch.cuda.empty_cache()
         return None, str(e).splitlines()[0][:200]
     finally:
-        del flush
+        del flush, flush_words
     return {
         "median_ms": statistics.median(samples),
         "min_ms": min(samples),

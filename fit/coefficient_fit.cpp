@@ -108,7 +108,7 @@ void check_coefficient_names(const std::vector<std::string>& names) {
 std::size_t min_points_for_fit(std::size_t free_count) { return 5 * std::max<std::size_t>(free_count, 1); }
 
 double predicted_time(const FitPoint& p, const model::GpuSpec& gpu, const model::Coefficients& k) {
-  if (p.c.variant == Variant::Decode && p.splits > 0) return model::predict_decode(p.w, p.c, gpu, k, p.splits, p.evict_first).time_s;
+  if (p.c.variant == Variant::Decode && p.splits > 0) return model::predict_decode(p.w, p.c, gpu, k, p.splits, p.decode_run).time_s;
   return model::predict(p.w, *p.geometry, gpu, k, p.registers).time_s;
 }
 

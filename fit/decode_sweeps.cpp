@@ -53,11 +53,14 @@ DecodeSweeps load_decode_sweeps(const std::vector<std::string>& paths, const mod
         p.w.kv_len = j.at("keys").get<long long>();
         p.w.kv_group = m.q_heads / m.kv_heads;
         p.splits = j.at("splits").get<int>();
-        p.evict_first = j.value("evict_first", false);
+        p.decode_run.evict_first = j.value("evict_first", false);
+        const std::string flush = j.value("flush", std::string("write"));
+        if (flush != "write" && flush != "read") throw FitInputError(where + ": flush must be write or read, got '" + flush + "'");
+        p.decode_run.dirty_l2 = flush == "write";
         p.measured_s = j.at("median_ms").get<double>() * 1e-3;
         p.geometry = &out.data.catalog->analysis(*c);
         if (!(p.measured_s > 0) || p.splits < 1) throw FitInputError(where + ": needs median_ms > 0 and splits >= 1");
-        const model::DecodePrediction pred = model::predict_decode(p.w, p.c, gpu, model::Coefficients{}, p.splits, p.evict_first);
+        const model::DecodePrediction pred = model::predict_decode(p.w, p.c, gpu, model::Coefficients{}, p.splits, p.decode_run);
         if (!pred.refusal.empty()) throw FitInputError(where + ": " + pred.refusal);
         out.data.points.push_back(std::move(p));
         out.meta.push_back(m);
@@ -83,7 +86,7 @@ DecodeScore score_decode(const DecodeSweeps& s, const model::GpuSpec& gpu, const
   for (std::size_t i = 0; i < s.data.points.size(); ++i) {
     const FitPoint& p = s.data.points[i];
     const DecodeSweepPoint& m = s.meta[i];
-    const double t = model::predict_decode(p.w, p.c, gpu, k, p.splits, p.evict_first).time_s;
+    const double t = model::predict_decode(p.w, p.c, gpu, k, p.splits, p.decode_run).time_s;
     const double e = std::abs(t - p.measured_s) / p.measured_s;
     ape += e;
     auto& d = by_dtype[dtype_name(p.c.dtype)];
@@ -106,7 +109,7 @@ DecodeScore score_decode(const DecodeSweeps& s, const model::GpuSpec& gpu, const
     std::snprintf(label, sizeof label, "%s %lldx%d/%d heads Nq %lld keys %lld d %d %s", source.c_str(), batch, hq, hkv,
                   nq, keys, d, config.c_str());
     sc.label = label;
-    sc.model_splits = model::pick_decode_splits(p.w, p.c, gpu, k, p.evict_first).splits;
+    sc.model_splits = model::pick_decode_splits(p.w, p.c, gpu, k, p.decode_run).splits;
     sc.best_ms = 1e300;
     for (const auto& [splits, ms] : by_split)
       if (ms < sc.best_ms) sc.best_ms = ms, sc.best_splits = splits;

@@ -11,6 +11,7 @@
 
 #include "kernels/traits/tile_config.h"
 #include "model/config_catalog.h"
+#include "model/decode_model.h"
 #include "model/gpu_spec.h"
 #include "profile/profile.h"
 
@@ -26,9 +27,10 @@ struct FitPoint {
   // Decode family: the split count the measurement launched (0: the traits' default, as a
   // profile's config name holds no split). fit/decode_sweeps.h fills it.
   int splits = 0;
-  // Decode family: whether the timed launch streamed K/V evict-first (decode_bench's
-  // "evict_first"; a sweep line without it predates the policy: false). Unset: the traits' rule.
-  std::optional<bool> evict_first;
+  // Decode family: how the timed launch ran (decode_bench's "evict_first", false on a sweep line
+  // that predates the policy; "flush": "read" left L2 clean, a line without it was flushed with
+  // writes). Unset evict_first: the traits' rule.
+  model::DecodeRunState decode_run;
 };
 
 struct FitDataset {

@@ -47,7 +47,7 @@ double tile_cycles(const TileConfig& c, const Coefficients& k, int blocks_per_sm
 }  // namespace
 
 DecodePrediction predict_decode(const Workload& w, const TileConfig& c, const GpuSpec& gpu, const Coefficients& k,
-                                int splits, std::optional<bool> evict_first_ran) {
+                                int splits, const DecodeRunState& run) {
   DecodePrediction p;
   if (auto why = Decode::rejection(c)) {
     p.refusal = *why;
@@ -83,9 +83,9 @@ DecodePrediction predict_decode(const Workload& w, const TileConfig& c, const Gp
   const double qo_bytes = 2.0 * e * double(w.B) * double(w.N) * c.d;
   // A cold start: the L2's dirty lines of the previous work (in the measurements, the flush's
   // zeros) are written back to DRAM while the first wave reads.
-  const bool evict_first = evict_first_ran.value_or(Decode::evict_first(kv_bytes, double(gpu.l2_bytes)));
+  const bool evict_first = run.evict_first.value_or(Decode::evict_first(kv_bytes, double(gpu.l2_bytes)));
   const double writeback_bytes =
-      k.cold_l2_dirty_fraction * double(gpu.l2_bytes) * (evict_first ? kEvictFirstWriteback : 1.0);
+      run.dirty_l2 ? k.cold_l2_dirty_fraction * double(gpu.l2_bytes) * (evict_first ? kEvictFirstWriteback : 1.0) : 0.0;
   p.dram_bytes = kv_bytes + qo_bytes + writeback_bytes;
   p.l2_bytes = kv_bytes * (s.row_tiles - 1);
   // A block's K/V bytes (chunks of equal length; the last may be shorter).
@@ -139,8 +139,8 @@ DecodePrediction predict_decode(const Workload& w, const TileConfig& c, const Gp
 }
 
 DecodePrediction pick_decode_splits(const Workload& w, const TileConfig& c, const GpuSpec& gpu, const Coefficients& k,
-                                    std::optional<bool> evict_first) {
-  DecodePrediction best = predict_decode(w, c, gpu, k, 1, evict_first);
+                                    const DecodeRunState& run) {
+  DecodePrediction best = predict_decode(w, c, gpu, k, 1, run);
   if (!best.refusal.empty()) return best;
   const Decode::Shape one = Decode::shape(c, w.B / w.kv_group, w.kv_group, w.kv_group, w.N, w.keys(), 1);
   // The split counts whose chunks keep at least the traits' kMinChunkTiles key tiles per warp
@@ -151,7 +151,7 @@ DecodePrediction pick_decode_splits(const Workload& w, const TileConfig& c, cons
     const int used = Decode::shape(c, w.B / w.kv_group, w.kv_group, w.kv_group, w.N, w.keys(), int(asked)).splits;
     if (used == last) continue;
     last = used;
-    const DecodePrediction p = predict_decode(w, c, gpu, k, used, evict_first);
+    const DecodePrediction p = predict_decode(w, c, gpu, k, used, run);
     if (p.time_s < best.time_s) best = p;
   }
   return best;

@@ -47,15 +47,25 @@ struct DecodePrediction {
   std::string bound;  // "dram", "stream" (too few blocks for the bandwidth, or the SIMT math per tile), "l2"
 };
 
+// How a launch runs beyond its workload and config: what a recorded timing ran with
+// (fit/decode_sweeps.h fills it from the sweep's lines); the defaults are what a launch does today.
+struct DecodeRunState {
+  // Whether the launch streams K/V with the L2 evict-first policy; unset, the traits' rule (what the
+  // kernel launches, traits::Decode::evict_first).
+  std::optional<bool> evict_first;
+  // Whether the call starts with the L2 full of dirty lines (the harness' write flush,
+  // tuner/timing_harness.h L2Flush::Write, every profile's method) that are written back beside its
+  // first reads; false after the read flush, clean lines only.
+  bool dirty_l2 = true;
+};
+
 // Workload: B = batch x query heads, N = query rows per head, kv_len keys, kv_group query heads
-// per K/V head. splits <= 0: the traits' default for this GPU's SM count. evict_first: whether the
-// launch streams K/V with the L2 evict-first policy; unset, the traits' rule (what the kernel
-// launches, traits::Decode::evict_first); set, what a recorded timing ran with.
+// per K/V head. splits <= 0: the traits' default for this GPU's SM count.
 DecodePrediction predict_decode(const Workload& w, const TileConfig& c, const GpuSpec& gpu, const Coefficients& k,
-                                int splits, std::optional<bool> evict_first = std::nullopt);
+                                int splits, const DecodeRunState& run = {});
 
 // The split count with the least predicted time (chunks of at least kMinChunkTiles tiles per warp).
 DecodePrediction pick_decode_splits(const Workload& w, const TileConfig& c, const GpuSpec& gpu, const Coefficients& k,
-                                    std::optional<bool> evict_first = std::nullopt);
+                                    const DecodeRunState& run = {});
 
 }  // namespace flashtune::model

@@ -166,7 +166,7 @@ TEST(DecodeModel, AgainstTheH100EvictFirstSweeps) {
   const std::string path = std::string(FLASHTUNE_SOURCE_DIR) + "/docs/results/h100-decode-bench-bf16-fe21539.jsonl";
   const fit::DecodeSweeps sweeps = fit::load_decode_sweeps({path}, gpu);
   int evict_first = 0;
-  for (const fit::FitPoint& p : sweeps.data.points) evict_first += p.evict_first.value_or(false) ? 1 : 0;
+  for (const fit::FitPoint& p : sweeps.data.points) evict_first += p.decode_run.evict_first.value_or(false) ? 1 : 0;
   EXPECT_EQ(evict_first, 257);  // every shape but the 1074 MB ones (K/V above 6 x the L2)
   const fit::DecodeScore r = fit::score_decode(sweeps, gpu, model::Coefficients{});
   std::printf("%s", fit::render_decode_score(r, true).c_str());
@@ -179,8 +179,47 @@ TEST(DecodeModel, AgainstTheH100EvictFirstSweeps) {
   // The same timings predicted as if they had streamed without the policy: the old model's split
   // (one split where four run 28% faster) is what the recorded stream corrects.
   fit::DecodeSweeps unflagged = sweeps;
-  for (fit::FitPoint& p : unflagged.data.points) p.evict_first = false;
+  for (fit::FitPoint& p : unflagged.data.points) p.decode_run.evict_first = false;
   EXPECT_LT(fit::score_decode(unflagged, gpu, model::Coefficients{}).within5, r.within5);
+}
+
+// A sweep line's "flush" says how the harness emptied L2 before each sample: "read" leaves clean
+// lines, so the model adds no write-back of dirty ones; a line without the field was flushed by
+// writes. The same timing predicts faster as read-flushed, by about the write-back's time.
+TEST(DecodeModel, ReadFlushedTimingsCarryNoWriteBack) {
+  const model::GpuSpec gpu = h100();
+  const std::string dir = ::testing::TempDir();
+  const std::string path = dir + "/flush-sweep.jsonl";
+  {
+    std::ofstream f(path);
+    const std::string common =
+        R"("batch": 1, "q_heads": 32, "kv_heads": 32, "nq": 1, "keys": 8192, "d": 128, "dtype": "bf16", )"
+        R"("config": "decode/d128/br16xbc32/swizzled/bf16/s3", "splits": 4, "median_ms": 0.058, "evict_first": true)";
+    f << "{" << common << "}\n{" << common << R"(, "flush": "read"})" << "\n";
+  }
+  const fit::DecodeSweeps s = fit::load_decode_sweeps({path}, gpu);
+  ASSERT_EQ(s.data.points.size(), 2u);
+  EXPECT_TRUE(s.data.points[0].decode_run.dirty_l2);
+  EXPECT_FALSE(s.data.points[1].decode_run.dirty_l2);
+  const model::Coefficients k;
+  const fit::FitPoint& p = s.data.points[0];
+  const model::DecodePrediction dirty = model::predict_decode(p.w, p.c, gpu, k, 4, s.data.points[0].decode_run);
+  const model::DecodePrediction clean = model::predict_decode(p.w, p.c, gpu, k, 4, s.data.points[1].decode_run);
+  EXPECT_LT(clean.dram_bytes, dirty.dram_bytes);
+  EXPECT_NEAR(dirty.dram_bytes - clean.dram_bytes, k.cold_l2_dirty_fraction * double(gpu.l2_bytes) * 0.5, 1.0);
+  EXPECT_LT(clean.time_s, dirty.time_s);
+  // A flush the harness does not know is refused with the file and line.
+  {
+    std::ofstream f(path);
+    f << R"({"batch": 1, "q_heads": 32, "kv_heads": 32, "nq": 1, "keys": 8192, "d": 128, "config": "decode/d128/br16xbc32/swizzled/bf16/s3", "splits": 4, "median_ms": 0.058, "flush": "sideways"})" << "\n";
+  }
+  try {
+    fit::load_decode_sweeps({path}, gpu);
+    ADD_FAILURE() << "an unknown flush loaded";
+  } catch (const fit::FitInputError& e) {
+    EXPECT_NE(std::string(e.what()).find("flush-sweep.jsonl:1"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("sideways"), std::string::npos) << e.what();
+  }
 }
 
 // The shipped H100 profile's coefficients (fitted on the tiled families; the decode ones at their

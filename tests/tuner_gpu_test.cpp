@@ -73,6 +73,38 @@ TEST(TimingHarnessGpu, RealKernelGivesAtLeastTenFiniteSamples) {
               r.stats.dropped, stop_reason_name(r.stats.stop_reason), r.clock_source.c_str(), r.stats.clock_median_mhz);
 }
 
+// The read flush empties L2 as the write flush does: a copy whose 8 MB source stays in L2 between
+// unflushed samples runs slower after either flush, and the result names the flush that ran.
+TEST(TimingHarnessGpu, ReadFlushEvictsAsTheWriteFlushDoes) {
+  SKIP_WITHOUT_GPU();
+  const std::size_t n = 2u << 20;  // 8 MB of floats each way: in L2 on every GPU that runs this
+  DeviceBuffer<float> src(n), dst(n);
+  FLASHTUNE_CUDA_CHECK(cudaMemset(src.data(), 0, n * sizeof(float)));
+  auto copy = [&](cudaStream_t s) {
+    return cudaMemcpyAsync(dst.data(), src.data(), n * sizeof(float), cudaMemcpyDeviceToDevice, s);
+  };
+  auto median = [&](bool flush, L2Flush kind) {
+    HarnessOptions opt;
+    opt.rule.time_cap_s = 0.3;
+    opt.flush_l2 = flush;
+    opt.flush_kind = kind;
+    TimingHarness harness(0, opt);
+    const TimingResult r = harness.time(copy);
+    EXPECT_EQ(r.flush_kind, kind);
+    EXPECT_EQ(r.flush_bytes > 0, flush);
+    return r.stats.median_ms;
+  };
+  const double warm = median(false, L2Flush::Write);
+  const double read = median(true, L2Flush::Read);
+  const double write = median(true, L2Flush::Write);
+  std::printf("8 MB copy: L2 warm %.4f ms, after the read flush %.4f ms, after the write flush %.4f ms\n", warm, read,
+              write);
+  EXPECT_GT(read, warm);
+  EXPECT_GT(write, warm);
+  EXPECT_STREQ(l2_flush_name(L2Flush::Read), "read");
+  EXPECT_STREQ(l2_flush_name(L2Flush::Write), "write");
+}
+
 TEST(TimingHarnessGpu, LaunchErrorIsReported) {
   SKIP_WITHOUT_GPU();
   TimingHarness harness;

@@ -16,7 +16,21 @@ std::string pci_bus_id(int device) {
   FLASHTUNE_CUDA_CHECK(cudaDeviceGetPCIBusId(id, int(sizeof id), device));
   return id;
 }
+// Reads n 16-byte words through L2 (ld.global.cg: not kept in L1), so that they displace every line
+// there. The sum is stored only when it takes a value the zeroed buffer cannot give, which keeps
+// the loads without a write per sample.
+__global__ void read_through_l2(const float4* __restrict__ words, long long n, float* sink) {
+  float acc = 0.0f;
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    const float4 w = __ldcg(words + i);
+    acc += w.x + w.y + w.z + w.w;
+  }
+  if (acc == 1.0f) *sink = acc;
+}
 }  // namespace
+
+const char* l2_flush_name(L2Flush f) { return f == L2Flush::Read ? "read" : "write"; }
 
 struct TimingHarness::Impl {
   int device = 0;
@@ -25,6 +39,7 @@ struct TimingHarness::Impl {
   cudaEvent_t start = nullptr, stop = nullptr;
   void* flush = nullptr;
   long long flush_bytes = 0;
+  int sm_count = 1;
   std::unique_ptr<SmClockReader> clock;
 
   ~Impl() {
@@ -36,8 +51,17 @@ struct TimingHarness::Impl {
 
   // Writing a buffer twice the L2's size evicts everything the previous launch left there, so each
   // sample starts cold (the kernel's own Q/K/V come from DRAM, as in a real model forward pass).
+  // The read flush leaves clean lines instead (L2Flush says when that is the state to time).
   void flush_l2(bool enabled) const {
-    if (enabled) FLASHTUNE_CUDA_CHECK(cudaMemsetAsync(flush, 0, size_t(flush_bytes), stream));
+    if (!enabled) return;
+    if (options.flush_kind == L2Flush::Write) {
+      FLASHTUNE_CUDA_CHECK(cudaMemsetAsync(flush, 0, size_t(flush_bytes), stream));
+      return;
+    }
+    const long long words = flush_bytes / 16;
+    read_through_l2<<<sm_count * 4, 512, 0, stream>>>(static_cast<const float4*>(flush), words,
+                                                     static_cast<float*>(flush));
+    FLASHTUNE_CUDA_CHECK(cudaGetLastError());
   }
 
   Sample one_sample(const LaunchFn& launch, bool flush_enabled) const {
@@ -72,6 +96,7 @@ TimingHarness::TimingHarness(int device, HarnessOptions options) : impl_(std::ma
   // Allocated by the first timing that flushes: a check-only run (run --no-time) holds no buffer it
   // never writes (compute-sanitizer initcheck --track-unused-memory reports one).
   m.flush_bytes = std::max<long long>(2LL * l2, 32LL << 20);
+  FLASHTUNE_CUDA_CHECK(cudaDeviceGetAttribute(&m.sm_count, cudaDevAttrMultiProcessorCount, device));
   m.clock = std::make_unique<SmClockReader>(pci_bus_id(device));
 }
 
@@ -89,7 +114,12 @@ TimingResult TimingHarness::time(const LaunchFn& launch) {
   r.flush_bytes = m.options.flush_l2 ? m.flush_bytes : 0;
   r.clock_source = m.clock->source();
   const bool flush = m.options.flush_l2;
-  if (flush && !m.flush) FLASHTUNE_CUDA_CHECK(cudaMalloc(&m.flush, size_t(m.flush_bytes)));
+  r.flush_kind = m.options.flush_kind;
+  if (flush && !m.flush) {
+    FLASHTUNE_CUDA_CHECK(cudaMalloc(&m.flush, size_t(m.flush_bytes)));
+    // Zeroed once, so that the read flush reads defined values and its sum stays 0.
+    FLASHTUNE_CUDA_CHECK(cudaMemsetAsync(m.flush, 0, size_t(m.flush_bytes), m.stream));
+  }
 
   // Warm-up: loads the module, lets the clock ramp up; same flush + launch as a sample.
   const Clock::time_point warm0 = Clock::now();

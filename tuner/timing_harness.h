@@ -16,12 +16,22 @@
 
 namespace flashtune {
 
+// How a sample's L2 flush empties the cache. Write (memset of 2x the L2): the tool's method since
+// the start, and every profile's; the flush's own zeros are left dirty in L2 and written back to
+// DRAM beside the timed call's first reads (about half the L2 on the H100: ~10 us of a 50 us decode
+// call). Read (a kernel reads 2x the L2): the lines the call finds are clean, as after the
+// read-mostly work that precedes attention in a model's decode step (the weights of the previous
+// matrix products; the activations it writes are kilobytes).
+enum class L2Flush { Write, Read };
+const char* l2_flush_name(L2Flush f);
+
 struct HarnessOptions {
   StoppingRule rule;
   int warmup_min_launches = 3;  // warm-up runs at least this many launches ...
   double warmup_min_ms = 50;    // ... and at least this long (lets the clock ramp up)
   int warmup_max_launches = 1000;
   bool flush_l2 = true;
+  L2Flush flush_kind = L2Flush::Write;
 };
 
 struct TimingResult {
@@ -29,7 +39,8 @@ struct TimingResult {
   std::vector<Sample> samples;  // every sample taken, dropped ones included
   int warmup_launches = 0;
   double sampling_s = 0;        // wall time spent sampling
-  long long flush_bytes = 0;    // bytes written before each sample to flush L2 (0: no flush)
+  long long flush_bytes = 0;    // bytes written (or read) before each sample to flush L2 (0: no flush)
+  L2Flush flush_kind = L2Flush::Write;
   std::string clock_source;     // "nvml", or why the clock is unknown
 };
 
