@@ -3,8 +3,11 @@
 # verbose (spills counted), the whole ctest for real (GPU and Python tests included), the bf16 SDPA
 # comparison over every compiled family (mma16 and wgmma16), and the decode anchors beside SDPA.
 # Results in $OUT (8 files at most): summary.txt, build.log.gz, ctest.log, sdpa-bf16.{json,md},
-# decode-bf16.{json,md}, and with --decode-sweep decode-sweep-bf16.jsonl (decode_bench --sweep over
-# the batch-1 shapes, where the split matters: the model's split check, `flashtune fit --decode`).
+# decode-bf16-<flush>.json (its table in the summary), and with --decode-sweep
+# decode-sweep-bf16.jsonl (decode_bench --sweep over the batch-1 shapes, where the split matters:
+# the model's split check, `flashtune fit --decode`).
+# DECODE_FLUSHES: the L2 flushes the decode anchors are timed after, both sides (default "write";
+# "write read" for both: tuner/timing_harness.h, L2Flush); SWEEP_FLUSH: the sweep's (default write).
 # CTEST_ARGS: extra ctest arguments (e.g. "-R Wgmma16" for a part of the suite).
 # Usage: [SANITIZE="config ..."] [CTEST_ARGS=...] OUT=dir bash scripts/merged_gpu_check.sh [--no-sdpa] [--no-decode] [--decode-sweep]
 set -uo pipefail
@@ -46,15 +49,18 @@ if [[ " $* " != *" --no-sdpa "* ]]; then
   say "sdpa bf16 rc=$? ($(since))"; grep -E "^\| |speed vs|error within" "$OUT/sdpa-bf16.md" | tail -16 | tee -a "$summary"
 fi
 if [[ " $* " != *" --no-decode "* ]] && [ -x "$b/benchmarks/decode_bench" ]; then
-  (cd "$root" && timeout "${DECODE_TIMEOUT:-120}" "$py" benchmarks/decode_compare.py --bench "$b/benchmarks/decode_bench" \
-     --dtype bf16 --anchors-only --out "$OUT/decode-bf16.json" > "$OUT/decode-bf16.md" 2>> "$summary")
-  say "decode bf16 rc=$? ($(since))"; tee -a "$summary" < "$OUT/decode-bf16.md"
+  for flush in ${DECODE_FLUSHES:-write}; do
+    (cd "$root" && timeout "${DECODE_TIMEOUT:-120}" "$py" benchmarks/decode_compare.py --bench "$b/benchmarks/decode_bench" \
+       --dtype bf16 --anchors-only --flush "$flush" --out "$OUT/decode-bf16-$flush.json" > /tmp/decode-$flush.md 2>> "$summary")
+    say "decode bf16 --flush $flush rc=$? ($(since))"; tee -a "$summary" < /tmp/decode-$flush.md
+  done
 fi
 if [[ " $* " == *" --decode-sweep "* ]] && [ -x "$b/benchmarks/decode_bench" ]; then
   shapes="1,32,32,1,8192,128;1,32,8,1,32768,128;1,12,12,1,65536,64"
   for kvh in 8 32; do for nq in 1 4; do for keys in 4096 16384 65536; do shapes="$shapes;1,32,$kvh,$nq,$keys,128"; done; done; done
   copy=3022; [[ "$gpu" == *H200* ]] && copy=4233
   timeout "${SWEEP_TIMEOUT:-150}" "$b/benchmarks/decode_bench" --dtype bf16 --sweep --copy-gbps $copy --shapes "$shapes" \
+    --flush "${SWEEP_FLUSH:-write}" \
     > "$OUT/decode-sweep-bf16.jsonl" 2>> "$summary"
   say "decode sweep rc=$? ($(since)): $(wc -l < "$OUT/decode-sweep-bf16.jsonl") timings"
 fi
