@@ -3,19 +3,25 @@
 # built with FLASHTUNE_MMA16_D128_PTXAS_O1 (ptxas -O1 for that instance file: no spill), on the
 # d = 128 seed shapes, the two builds alternated twice (A B A B) so that drift hits both. Appends
 # the spill lines of the -O1 build and one line per (case, config) to $OUT/summary.txt.
-# Usage: OUT=dir bash scripts/mma16_ptxas_o1_compare.sh <build dir at -O3, with app/flashtune>
+# PHASE=build builds the -O1 tree only, PHASE=time times only (an -O1 tree built before), so that the
+# build can run beside another job's; default both.
+# Usage: [PHASE=build|time] OUT=dir bash scripts/mma16_ptxas_o1_compare.sh <build dir at -O3, with app/flashtune>
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 base="${1:?usage: mma16_ptxas_o1_compare.sh <build dir at -O3>}"
 o1="${BUILD_O1:-/tmp/flashtune-o1}"
 summary="$OUT/summary.txt"
 say() { echo "$*" | tee -a "$summary"; }
+phase="${PHASE:-all}"
+if [ "$phase" != time ]; then
 { cmake -S "$root" -B "$o1" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
     -DFLASHTUNE_PTXAS_VERBOSE=ON -DFLASHTUNE_MMA16_D128_PTXAS_O1=ON && cmake --build "$o1" -j"$(nproc)" --target flashtune; } \
   > /tmp/o1-build.log 2>&1
 rc=$?
 say "mma16 -O1 build rc=$rc; nonzero spill lines in the whole -O1 build: $(grep -cE '[1-9][0-9]* bytes spill (stores|loads)' /tmp/o1-build.log)"
 [ $rc -ne 0 ] && { grep -E "error" /tmp/o1-build.log | head -10 | tee -a "$summary"; exit 2; }
+fi
+[ "$phase" = build ] && exit 0
 cases=("n1k_d128:--B 64 --N 1024" "n1k_d128_causal:--B 64 --N 1024 --causal" "n4k_d128:--B 16 --N 4096")
 for round in 1 2; do
   for c in "${cases[@]}"; do
