@@ -202,12 +202,18 @@ int check_counters_command(const CheckCountersOptions& o) {
     if (selected(t) && t.info.optional && t.missing > 0)
       std::printf("\nterm %s: %s missing in %d of %zu measurements with counters (tuned before it was collected)\n",
                   t.info.name, t.info.metric, t.missing, observations.size());
-  for (const model::TermCheck& t : check.terms)
-    if (selected(t) && t.not_applicable > 0)
+  for (const model::TermCheck& t : check.terms) {
+    if (!selected(t) || t.not_applicable == 0) continue;
+    if (t.info.async_pipeline_only)
+      std::printf("\nterm %s: not compared on the %d measurements of other families (wgmma16 only: no other "
+                  "kernel issues wgmma or TMA copies)\n",
+                  t.info.name, t.not_applicable);
+    else
       std::printf("\nterm %s: not compared on the %d SIMT measurements (tensor-core variants only: where a SIMT "
                   "kernel's tensor-pipe count was collected, it is ptxas's HFMA2.MMA register moves, which the "
                   "model does not count)\n",
                   t.info.name, t.not_applicable);
+  }
   if (!check.skipped.empty()) {
     std::printf("\n%zu skipped:\n", check.skipped.size());
     for (const std::string& s : check.skipped) std::printf("  %s\n", s.c_str());
@@ -226,7 +232,8 @@ void register_check_counters(CLI::App& app) {
   cmd->add_option("--term", opts->term,
                   "only this term: dram_read, dram_write, l2_bytes, shared_ld_wavefronts, shared_st_wavefronts, "
                   "shared_ld_conflicts, shared_st_conflicts, shared_ld_ideal, shared_st_ideal, ffma, xu, mma, "
-                  "warp_instructions, l2_to_sm_sectors, shared_pipe_wavefronts");
+                  "warp_instructions, l2_to_sm_sectors, shared_pipe_wavefronts, and for wgmma16 wgmma, "
+                  "tma_load_bytes, tma_store_bytes, tma_load_instructions, tma_store_instructions");
   cmd->add_option("--worst", opts->worst, "list the K pairs with the largest error per term (default 5; 0: none)");
   cmd->add_flag("--json", opts->json, "print JSON instead of the Markdown tables");
   cmd->add_option("--write-compiled-instructions", opts->write_compiled,

@@ -68,6 +68,36 @@ struct BlockTerms {
 
 }  // namespace
 
+double consumer_tile_visits(const Workload& w, const TileConfig& c) {
+  const TileVisits tiles = count_tile_visits(w, c.Br, c.Bc);
+  return w.causal ? double(count_warp_tile_visits(w, c.Br, c.Bc, Wgmma16::kRowsPerConsumer))
+                  : double(Wgmma16::consumers(c)) * double(tiles.visits);
+}
+
+AsyncPipelineCounts count_async_pipeline(const Workload& w, const TileConfig& c, const Counts& n) {
+  AsyncPipelineCounts a;
+  a.consumer_tiles = consumer_tile_visits(w, c);
+  // Per (consumer, computed tile): S = Q K^T in d / 16 wgmma, O += P V in Bc / 16; each of the
+  // warpgroup's warps executes each one as an HGMMA warp instruction.
+  a.wgmma = a.consumer_tiles * (Wgmma16::qk_wgmmas(c) + Wgmma16::pv_wgmmas(c));
+  a.wgmma_warp_instructions = Wgmma16::kWarpgroupThreads / 32 * a.wgmma;
+  const double blocks = double(n.tiles.blocks), loads = double(n.tiles.visits);
+  // Loads: the whole boxes, as the kernel's mbarriers expect them (Q's per block, K's and V's per
+  // tile the producer loads): the TMA counter counts a box's rows past N or kv_len, zero-filled,
+  // as read (H100: the tail tiles of N = 777 counted in full, 13% above the rows that exist),
+  // while the crossbar carries only the rows that exist (l2_to_sm_sectors).
+  a.tma_load_bytes = double(Wgmma16::q_tx_bytes(c)) * blocks + double(Wgmma16::stage_tx_bytes(c)) * loads;
+  // Stores: O's rows that exist (a box's rows past N are not written), the block traffic the
+  // counts hold (traits: set_block_traffic).
+  a.tma_store_bytes = n.l2_o_bytes;
+  // One instruction per box, a box 64 columns (one swizzled column block) wide: per block, Q's and
+  // O's column blocks for each consumer's 64 rows; per tile the producer loads, K's and V's.
+  const double boxes = Wgmma16::column_blocks(c.d), consumers = Wgmma16::consumers(c);
+  a.tma_load_instructions = boxes * (consumers * blocks + 2.0 * loads);
+  a.tma_store_instructions = boxes * consumers * blocks;
+  return a;
+}
+
 Prediction predict_async_pipeline(const Workload& w, const GeometryAnalysis& g, const GpuSpec& gpu,
                                   const Coefficients& c, int registers_per_thread) {
   Prediction p = prediction_prologue(w, g, gpu, c, registers_per_thread);
@@ -80,10 +110,7 @@ Prediction predict_async_pipeline(const Workload& w, const GeometryAnalysis& g, 
   // K/V tiles a block loads (the producer visits every tile up to the block's last row's diagonal)
   // and warpgroup-tiles it computes (a causal warpgroup skips the tiles past its own diagonal).
   const double loads = n.tiles.mean_tiles_per_block;
-  const double wg_tiles =
-      (w.causal ? double(count_warp_tile_visits(w, cfg.Br, cfg.Bc, Wgmma16::kRowsPerConsumer))
-                : double(consumers) * double(n.tiles.visits)) /
-      blocks;
+  const double wg_tiles = consumer_tile_visits(w, cfg) / blocks;
   const WarpgroupTile t = warpgroup_tile(g, gpu, c);
   // The softmax's pipes at the rate W resident warps sustain (the SIMT rule, latency_warps): one
   // warpgroup alone (4 warps, one per scheduler) runs it at about half rate. Measured: with the

@@ -51,11 +51,34 @@
 #pragma once
 
 #include "model/coefficients.h"
+#include "model/counts.h"
 #include "model/geometry_analysis.h"
 #include "model/gpu_spec.h"
 #include "model/predict.h"
 
 namespace flashtune::model {
+
+// (consumer warpgroup, K/V tile) pairs that run the tile's products and softmax, whole grid: every
+// consumer computes every tile its block loads, except that under causal a consumer skips the tiles
+// past its own 64 rows' diagonal (kernels/wgmma16.cuh), which its block's later consumers still need.
+double consumer_tile_visits(const Workload& w, const TileConfig& c);
+
+// What the family issues that the hardware counts apart from the mma.sync families' work, whole
+// grid, from its traits (Wgmma16) and the block traffic the counts already hold (Counts::l2_*:
+// one count of each byte). Compared with CUPTI's counters by `flashtune check-counters`.
+struct AsyncPipelineCounts {
+  double consumer_tiles = 0;  // consumer_tile_visits
+  double wgmma = 0;           // wgmma.mma_async instructions, warpgroup-level
+  // The same as the SM executes them: one HGMMA warp instruction per warp of the warpgroup
+  // (smsp__inst_executed_pipe_tensor_op_gmma, and sm__inst_executed_pipe_tensor_op_hmma too).
+  double wgmma_warp_instructions = 0;
+  // TMA: Q once per block and K, V once per tile the producer loads (global -> shared), whole boxes
+  // (the mbarriers' expected bytes: rows past N or kv_len count, zero-filled); O once per block
+  // (shared -> global), the rows that exist.
+  double tma_load_bytes = 0, tma_store_bytes = 0;
+  double tma_load_instructions = 0, tma_store_instructions = 0;  // one per box copied
+};
+AsyncPipelineCounts count_async_pipeline(const Workload& w, const TileConfig& c, const Counts& n);
 
 // The Prediction of a wgmma16 config (predict() hands that family here).
 Prediction predict_async_pipeline(const Workload& w, const GeometryAnalysis& g, const GpuSpec& gpu,

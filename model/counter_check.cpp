@@ -5,6 +5,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "model/async_pipeline.h"
 #include "model/config_catalog.h"
 #include "model/predict.h"
 #include "model/summary_stats.h"
@@ -17,8 +18,9 @@ constexpr const char* kStWaves = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_
 constexpr const char* kLdConflicts = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum";
 constexpr const char* kStConflicts = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum";
 
-// The model's value of `term` for one prediction.
-double model_value(CounterTerm term, const Prediction& p) {
+// The model's value of `term` for one prediction; `a` holds the Hopper family's counts (zero for
+// the other families).
+double model_value(CounterTerm term, const Prediction& p, const AsyncPipelineCounts& a) {
   const Counts& c = p.counts;
   switch (term) {
     case CounterTerm::DramRead: return p.dram.bytes - c.l2_o_bytes;  // the estimate counts O's write once
@@ -32,11 +34,18 @@ double model_value(CounterTerm term, const Prediction& p) {
     case CounterTerm::SharedStIdeal: return c.smem_store_ideal;
     case CounterTerm::Ffma: return c.ffma;
     case CounterTerm::Xu: return c.exp;
-    // The HMMA pipe's counter counts every mma.sync shape: TF32 m16n8k8 and bf16/fp16 m16n8k16.
-    case CounterTerm::Mma: return c.mma + c.mma16;
+    // The HMMA pipe's counter counts every mma.sync shape (TF32 m16n8k8, bf16/fp16 m16n8k16) and
+    // HGMMA, one per warp of a wgmma's warpgroup; a wgmma16 config's mma16 are the same products'
+    // FLOPs in m16n8k16 units (for the tensor time), never issued.
+    case CounterTerm::Mma: return a.wgmma > 0 ? c.mma + a.wgmma_warp_instructions : c.mma + c.mma16;
     case CounterTerm::WarpInstructions: return c.warp_instructions;
     case CounterTerm::L2ToSmSectors: return (c.l2_bytes() - c.l2_o_bytes) / 32.0;
     case CounterTerm::SharedPipeWaves: return c.shared_pipe_wavefronts;
+    case CounterTerm::Wgmma: return a.wgmma_warp_instructions;
+    case CounterTerm::TmaLoadBytes: return a.tma_load_bytes;
+    case CounterTerm::TmaStoreBytes: return a.tma_store_bytes;
+    case CounterTerm::TmaLoadInstructions: return a.tma_load_instructions;
+    case CounterTerm::TmaStoreInstructions: return a.tma_store_instructions;
   }
   return 0;
 }
@@ -89,8 +98,28 @@ const std::vector<CounterTermInfo>& counter_terms() {
        "(Q + K/V per visited tile + split cp.async sectors) / 32", false, nullptr, /*optional=*/true},
       {CounterTerm::SharedPipeWaves, "shared_pipe_wavefronts", kSharedPipeWavefrontsMetric, nullptr,
        "ld + st wavefronts + one per warp shuffle", true, nullptr, /*optional=*/true},
+      {CounterTerm::Wgmma, "wgmma", kWgmmaInstructionsMetric, nullptr,
+       "(d + Bc) / 16 wgmma x 4 warps per (consumer warpgroup, computed tile)", false, nullptr, /*optional=*/true,
+       /*tensor_core_only=*/false, /*async_pipeline_only=*/true},
+      {CounterTerm::TmaLoadBytes, "tma_load_bytes", kTmaLoadBytesMetric, nullptr,
+       "whole boxes: Br d Q per block + 2 Bc d K/V per loaded tile", false, nullptr, /*optional=*/true,
+       /*tensor_core_only=*/false, /*async_pipeline_only=*/true},
+      {CounterTerm::TmaStoreBytes, "tma_store_bytes", kTmaStoreBytesMetric, nullptr, "O (rows < N)", false, nullptr,
+       /*optional=*/true, /*tensor_core_only=*/false, /*async_pipeline_only=*/true},
+      {CounterTerm::TmaLoadInstructions, "tma_load_instructions", kTmaLoadInstructionsMetric, nullptr,
+       "d / 64 x (consumers per block + 2 per loaded tile)", false, nullptr, /*optional=*/true,
+       /*tensor_core_only=*/false, /*async_pipeline_only=*/true},
+      {CounterTerm::TmaStoreInstructions, "tma_store_instructions", kTmaStoreInstructionsMetric, nullptr,
+       "d / 64 x consumers per block", false, nullptr, /*optional=*/true, /*tensor_core_only=*/false,
+       /*async_pipeline_only=*/true},
   };
   return terms;
+}
+
+bool term_applies(const CounterTermInfo& t, Variant v) {
+  if (t.tensor_core_only && !uses_tensor_cores(v)) return false;
+  if (t.async_pipeline_only && v != Variant::Wgmma16) return false;
+  return true;
 }
 
 const CounterTermInfo& counter_term(const std::string& name) {
@@ -158,8 +187,10 @@ CounterCheck check_counters(const std::vector<CounterObservation>& observations,
       out.skipped.push_back(label + ": " + p.refusal);
       continue;
     }
+    const AsyncPipelineCounts a =
+        o.config.variant == Variant::Wgmma16 ? count_async_pipeline(o.workload, o.config, p.counts) : AsyncPipelineCounts{};
     for (TermCheck& tc : out.terms) {
-      if (tc.info.tensor_core_only && !uses_tensor_cores(o.config.variant)) {
+      if (!term_applies(tc.info, o.config.variant)) {
         ++tc.not_applicable;
         continue;
       }
@@ -171,7 +202,7 @@ CounterCheck check_counters(const std::vector<CounterObservation>& observations,
         continue;
       }
       const double measured = *value - minus.value_or(0.0);
-      tc.pairs.push_back({&o, model_value(tc.info.term, p), measured, reference.value_or(measured)});
+      tc.pairs.push_back({&o, model_value(tc.info.term, p, a), measured, reference.value_or(measured)});
     }
   }
   for (TermCheck& tc : out.terms) {

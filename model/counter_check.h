@@ -1,6 +1,7 @@
 // The model's counts, term by term, against the CUPTI counters a profile recorded for the same
 // (workload, config): DRAM bytes read and written, L2 bytes, shared-memory wavefronts and bank
-// conflicts by op, FFMA and XU thread instructions, tensor-core (HMMA) warp instructions. Each term says which model quantity it
+// conflicts by op, FFMA and XU thread instructions, tensor-core (HMMA) warp instructions, and for the
+// Hopper family its wgmma (HGMMA) instructions and TMA bytes and copies. Each term says which model quantity it
 // compares with which metric; docs/counters.md ("Per-term check against the model") says which
 // terms are exact and why the others are not. Host-only: the caller reads the profile.
 #pragma once
@@ -40,6 +41,12 @@ enum class CounterTerm {
   WarpInstructions,  // smsp__inst_executed.sum  vs counts.warp_instructions (the issue pipe's work)
   L2ToSmSectors,     // l1tex__m_xbar2l1tex_read_sectors.sum  vs (L2 bytes less O's write) / 32
   SharedPipeWaves,   // l1tex__data_pipe_lsu_wavefronts_mem_shared.sum  vs counts.shared_pipe_wavefronts
+  // The warp-specialized Hopper family (wgmma16) only (model/async_pipeline.h, AsyncPipelineCounts):
+  Wgmma,             // smsp__inst_executed_pipe_tensor_op_gmma.sum  vs 4 HGMMA per wgmma x consumer-tiles
+  TmaLoadBytes,      // l1tex__m_xbar2l1tex_read_bytes_mem_global_op_tma_ld.sum  vs Q + K/V boxes per loaded tile
+  TmaStoreBytes,     // l1tex__m_l1tex2xbar_write_bytes_mem_global_op_tma_st.sum  vs O
+  TmaLoadInstructions,   // smsp__inst_executed_op_tma_ld.sum  vs Q boxes per block + K/V boxes per tile
+  TmaStoreInstructions,  // smsp__inst_executed_op_tma_st.sum  vs O boxes per block
 };
 
 // The CUPTI metric of the tensor-pipe term: warp-level HMMA instructions, which on sm_80 and
@@ -51,6 +58,16 @@ inline constexpr const char* kWarpInstructionsMetric = "smsp__inst_executed.sum"
 // Every wavefront of the shared-memory data pipe: loads, stores and warp shuffles, not the
 // cp.async fills (Counts::shared_pipe_wavefronts; measured on the H200, docs/counters.md).
 inline constexpr const char* kSharedPipeWavefrontsMetric = "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum";
+// Hopper's warpgroup MMA and TMA (GH100 has them, earlier chips do not: the tuner requests them
+// only where the chip knows them, CuptiProfiler::hopper_metrics). Warp instructions of the tensor
+// pipe's GMMA ops (HGMMA: 4 per wgmma.mma_async, one per warp of the warpgroup; the HMMA metric
+// above counts them too), bytes the TMA unit reads from L2 for global -> shared tensor copies and
+// writes for shared -> global ones, and the TMA copy instructions (UTMALDG, UTMASTG) themselves.
+inline constexpr const char* kWgmmaInstructionsMetric = "smsp__inst_executed_pipe_tensor_op_gmma.sum";
+inline constexpr const char* kTmaLoadBytesMetric = "l1tex__m_xbar2l1tex_read_bytes_mem_global_op_tma_ld.sum";
+inline constexpr const char* kTmaStoreBytesMetric = "l1tex__m_l1tex2xbar_write_bytes_mem_global_op_tma_st.sum";
+inline constexpr const char* kTmaLoadInstructionsMetric = "smsp__inst_executed_op_tma_ld.sum";
+inline constexpr const char* kTmaStoreInstructionsMetric = "smsp__inst_executed_op_tma_st.sum";
 
 struct CounterTermInfo {
   CounterTerm term;
@@ -70,7 +87,14 @@ struct CounterTermInfo {
   // loop: regtile_2d, H200), which no model term counts; such observations count in
   // TermCheck::not_applicable.
   bool tensor_core_only = false;
+  // Compared on the warp-specialized Hopper family only (wgmma and TMA: wgmma16): no other family
+  // issues either, so their zero counters would only pad the share within 5%; such observations
+  // count in TermCheck::not_applicable.
+  bool async_pipeline_only = false;
 };
+
+// Whether term `t` is compared on observations of variant `v` (tensor_core_only, async_pipeline_only).
+bool term_applies(const CounterTermInfo& t, Variant v);
 
 // Every term, in table order.
 const std::vector<CounterTermInfo>& counter_terms();
@@ -100,7 +124,7 @@ struct TermCheck {
   ErrorSummary all;
   std::vector<ErrorSummary> groups;  // per variant, or per variant/layout for shared terms
   int missing = 0;                   // observations with counters but without this term's metrics
-  int not_applicable = 0;            // observations of variants the term does not cover (tensor_core_only)
+  int not_applicable = 0;            // observations of variants the term does not cover (term_applies)
   // The k pairs with the largest |rel_error|, largest first.
   std::vector<const CounterPair*> worst(int k) const;
 };

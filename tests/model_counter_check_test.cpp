@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "model/async_pipeline.h"
 #include "model/config_catalog.h"
 #include "model/counter_check.h"
 #include "model/counts.h"
@@ -189,7 +190,7 @@ TEST(CounterCheck, ComparesEachTermWithItsMetric) {
   const CounterCheck c = check_counters(obs, gpu, Coefficients{});
   ASSERT_EQ(c.terms.size(), counter_terms().size());
   for (const TermCheck& t : c.terms) {
-    if (t.info.tensor_core_only) {
+    if (!term_applies(t.info, o.config.variant)) {
       EXPECT_TRUE(t.pairs.empty()) << t.info.name;
       EXPECT_EQ(t.not_applicable, 1) << t.info.name;
       continue;
@@ -218,14 +219,15 @@ TEST(CounterCheck, MissingMetricIsSkippedAndUnknownTermNamed) {
   o.counters = {{"sm__sass_thread_inst_executed_op_ffma_pred_on.sum", 1.0}};
   const std::vector<CounterObservation> obs{o};
   const CounterCheck c = check_counters(obs, gpu, Coefficients{});
-  // Every term but ffma lacks its metric; the mma term does not apply to a SIMT config; the
-  // optional warp_instructions, l2_to_sm_sectors and shared_pipe_wavefronts terms (tuned since a
-  // later version) are missing but not listed.
-  EXPECT_EQ(c.skipped.size(), counter_terms().size() - 5);
+  // Every term but ffma lacks its metric; the mma term and the wgmma/TMA terms do not apply to a
+  // SIMT config; the optional warp_instructions, l2_to_sm_sectors and shared_pipe_wavefronts terms
+  // (tuned since a later version) are missing but not listed: the 10 other terms are.
+  EXPECT_EQ(c.skipped.size(), 10u);
   for (const TermCheck& t : c.terms) {
     const std::string name = t.info.name;
-    EXPECT_EQ(t.missing, name == "ffma" || name == "mma" ? 0 : 1) << name;
-    EXPECT_EQ(t.not_applicable, name == "mma" ? 1 : 0) << name;
+    const bool applies = name != "mma" && !t.info.async_pipeline_only;
+    EXPECT_EQ(t.missing, name == "ffma" || !applies ? 0 : 1) << name;
+    EXPECT_EQ(t.not_applicable, applies ? 0 : 1) << name;
   }
   EXPECT_THROW(counter_term("fma"), std::invalid_argument);
   EXPECT_STREQ(counter_term("xu").metric, "smsp__thread_inst_executed_pipe_xu_pred_on.sum");
@@ -270,6 +272,69 @@ TEST(CounterCheck, MmaTermComparesTheTensorInstructions) {
   EXPECT_EQ(mma->groups[0].n, 2);
   EXPECT_STREQ(counter_term("mma").metric, kTensorInstructionsMetric);
   EXPECT_GT(g.per_kv_tile.mma, 0);
+}
+
+// The Hopper family's terms, hand-counted from kernels/wgmma16.cuh for B = 2 entries of N = 300
+// rows, d = 64, Br = 128 (two consumer warpgroups), Bc = 64: Tr = 3 query tiles, Tc = 5 K/V tiles,
+// the last of 300 - 256 = 44 keys.
+//   wgmma: d / 16 + Bc / 16 = 8 per (consumer, computed tile), each 4 HGMMA warp instructions.
+//     Not causal: 2 consumers x 3 blocks x 5 tiles = 30 per entry.
+//     Causal: block k loads min(5, 2k + 2) tiles (2, 4, 5); consumer 0 (rows 128k .. 128k + 63)
+//     skips tile t once 64 t > 128k + 63, so computes 1, 3, 5; consumer 1 computes 2, 4, 5: 20 per
+//     entry (not 2 x 11: the per-consumer skip is what the counter sees).
+//   TMA loads, whole boxes (what the mbarriers expect; the counter counts the zero-filled rows past
+//     N): Q's 128 x 64 x 2 B = 16384 per block (3 per entry: 49152), K and V 2 x 64 x 64 x 2 B =
+//     16384 per loaded tile. Not causal: 15 tiles, 245760 + 49152 = 294912 per entry. Causal:
+//     2 + 4 + 5 = 11 tiles, 180224 + 49152 = 229376 per entry.
+//     Instructions: d / 64 = 1 box per consumer for Q (2 per block) and 2 per loaded tile:
+//     not causal 3 x 2 + 2 x 15 = 36 per entry, causal 3 x 2 + 2 x 11 = 28.
+//   TMA stores: O's 300 rows that exist (300 x 64 x 2 = 38400 B per entry: rows past N are not
+//     written), 1 box per consumer (6 per entry), either way.
+TEST(CounterCheck, WgmmaAndTmaTermsCountTheHopperFamily) {
+  const GpuSpec gpu = find_gpu_spec("h100", default_gpu_spec_dir());
+  const TileConfig cfg{Variant::Wgmma16, 64, 128, 64, Layout::Swizzled, DType::Bf16, 2};
+  struct Case {
+    bool causal;
+    double hgmma, tma_ld_bytes, tma_st_bytes, tma_ld, tma_st;
+  };
+  const Case cases[] = {{false, 2 * 30 * 8 * 4, 2 * 294912.0, 2 * 38400.0, 2 * 36, 2 * 6},
+                        {true, 2 * 20 * 8 * 4, 2 * 229376.0, 2 * 38400.0, 2 * 28, 2 * 6}};
+  for (const Case& k : cases) {
+    Workload w{2, 300, 64, k.causal};
+    w.dtype = DType::Bf16;
+    CounterObservation o = observation(k.causal ? "n300_causal" : "n300", w, cfg);
+    // The counters as the kernel would give them, the HMMA pipe's counting the same HGMMA.
+    o.counters = {{kWgmmaInstructionsMetric, k.hgmma},        {kTensorInstructionsMetric, k.hgmma},
+                  {kTmaLoadBytesMetric, k.tma_ld_bytes},      {kTmaStoreBytesMetric, k.tma_st_bytes},
+                  {kTmaLoadInstructionsMetric, k.tma_ld},     {kTmaStoreInstructionsMetric, k.tma_st}};
+    const std::vector<CounterObservation> obs{o};
+    const CounterCheck c = check_counters(obs, gpu, Coefficients{});
+    for (const char* name : {"wgmma", "mma", "tma_load_bytes", "tma_store_bytes", "tma_load_instructions",
+                             "tma_store_instructions"}) {
+      const TermCheck* t = nullptr;
+      for (const TermCheck& tc : c.terms)
+        if (std::string(tc.info.name) == name) t = &tc;
+      ASSERT_NE(t, nullptr) << name;
+      ASSERT_EQ(t->pairs.size(), 1u) << name << (k.causal ? " causal" : "");
+      EXPECT_DOUBLE_EQ(t->pairs[0].model, t->pairs[0].measured) << name << (k.causal ? " causal" : "");
+      ASSERT_EQ(t->groups.size(), 1u) << name;
+      EXPECT_EQ(t->groups[0].group, "wgmma16/bf16") << name;
+    }
+  }
+  // The counts themselves, through the model's one entry point for them.
+  ConfigCatalog catalog;
+  Workload causal{2, 300, 64, true};
+  causal.dtype = DType::Bf16;
+  const AsyncPipelineCounts a = count_async_pipeline(causal, cfg, count_work(causal, catalog.analysis(cfg)));
+  EXPECT_DOUBLE_EQ(a.consumer_tiles, 40.0);
+  EXPECT_DOUBLE_EQ(a.wgmma, 320.0);
+  EXPECT_DOUBLE_EQ(a.wgmma_warp_instructions, 1280.0);
+  // The wgmma/TMA terms apply to wgmma16 alone; the tensor-pipe term to every tensor-core family.
+  EXPECT_TRUE(term_applies(counter_term("tma_load_bytes"), Variant::Wgmma16));
+  EXPECT_FALSE(term_applies(counter_term("tma_load_bytes"), Variant::Mma16));
+  EXPECT_FALSE(term_applies(counter_term("wgmma"), Variant::RowSmem));
+  EXPECT_TRUE(term_applies(counter_term("mma"), Variant::Mma16));
+  EXPECT_STREQ(counter_term("wgmma").metric, "smsp__inst_executed_pipe_tensor_op_gmma.sum");
 }
 
 // An observation of a tensor-core config checked against a GPU without tensor cores is skipped

@@ -6,12 +6,14 @@
 #include <cupti_range_profiler.h>
 #include <cupti_target.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <utility>
 
 #include "kernels/cuda_check.h"
-#include "model/counter_check.h"  // kTensorInstructionsMetric: the metric name the check reads
+#include "model/counter_check.h"  // the metric names the check reads (k...Metric)
 #include "tuner/cupti_host.h"
 #include "tuner/device_check.h"
 #include "tuner/timing_harness.h"
@@ -226,9 +228,11 @@ struct CuptiProfiler::Impl {
     if (const auto why = device_support_problem(device)) throw CuptiError(*why);
 
     host = std::make_unique<CuptiHost>(chip_name(device), counter_availability(ctx));
-    for (const std::string& m : metrics)
-      if (const auto why = host->metric_problem(m))
-        throw CuptiError("metric '" + m + "' is not valid on " + host->chip() + ": " + *why);
+    try {
+      metrics = metrics_for_chip(metrics, host->chip(), [&](const std::string& m) { return host->metric_problem(m); });
+    } catch (const std::invalid_argument& e) {
+      throw CuptiError(e.what());
+    }
     config = host->config_image(metrics);
 
     // A trial enable: this is where missing permission (CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) or
@@ -311,7 +315,35 @@ std::vector<std::string> CuptiProfiler::default_metrics() {
       // Every wavefront the shared-memory data pipe serves, warp shuffles included (the op_ld /
       // op_st pair above leaves them out): what the time's shared term counts.
       model::kSharedPipeWavefrontsMetric,
+      // Hopper only (hopper_metrics): the wgmma16 family's HGMMA instructions and TMA copies.
+      model::kWgmmaInstructionsMetric,
+      model::kTmaLoadBytesMetric,
+      model::kTmaStoreBytesMetric,
+      model::kTmaLoadInstructionsMetric,
+      model::kTmaStoreInstructionsMetric,
   };
+}
+
+const std::vector<std::string>& CuptiProfiler::hopper_metrics() {
+  static const std::vector<std::string> metrics = {model::kWgmmaInstructionsMetric, model::kTmaLoadBytesMetric,
+                                                    model::kTmaStoreBytesMetric, model::kTmaLoadInstructionsMetric,
+                                                    model::kTmaStoreInstructionsMetric};
+  return metrics;
+}
+
+std::vector<std::string> CuptiProfiler::metrics_for_chip(
+    const std::vector<std::string>& metrics, const std::string& chip,
+    const std::function<std::optional<std::string>(const std::string&)>& problem) {
+  const std::vector<std::string>& hopper = hopper_metrics();
+  std::vector<std::string> kept;
+  for (const std::string& m : metrics) {
+    if (const auto why = problem(m)) {
+      if (std::find(hopper.begin(), hopper.end(), m) != hopper.end()) continue;  // a pre-Hopper chip
+      throw std::invalid_argument("metric '" + m + "' is not valid on " + chip + ": " + *why);
+    }
+    kept.push_back(m);
+  }
+  return kept;
 }
 
 CuptiProfiler CuptiProfiler::create(int device, std::vector<std::string> metrics) {

@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,15 +25,25 @@ class CuptiProfiler {
  public:
   // The metrics the model is checked against (docs/counters.md), all valid on GH100 (sm_90).
   static std::vector<std::string> default_metrics();
+  // Those of them only Hopper (sm_90) and later chips have: wgmma (GMMA) and TMA counts. create()
+  // leaves them out where the chip does not know them, so the same set works on earlier GPUs.
+  static const std::vector<std::string>& hopper_metrics();
+  // `metrics` less the Hopper-only ones `problem` (the chip's metric check: empty when valid)
+  // rejects; any other metric it rejects throws std::invalid_argument("metric '<name>' is not
+  // valid on <chip>: <problem>").
+  static std::vector<std::string> metrics_for_chip(
+      const std::vector<std::string>& metrics, const std::string& chip,
+      const std::function<std::optional<std::string>(const std::string&)>& problem);
 
   // Never throws for missing permission, another profiler holding the device, no CUPTI support,
   // no device or an unknown metric: returns a profiler whose available() is false and whose
   // reason() says why, e.g. "cuptiRangeProfilerEnable: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES".
+  // Hopper-only metrics the chip lacks are dropped instead (metrics() lists what is collected).
   static CuptiProfiler create(int device, std::vector<std::string> metrics);
 
   bool available() const;
   const std::string& reason() const;  // empty when available
-  const std::vector<std::string>& metrics() const;
+  const std::vector<std::string>& metrics() const;  // those collected (after create() dropped any)
   int passes() const;  // replay passes one measure() runs (0 when unavailable)
 
   // Replays `launch` once per pass the metric set needs (user replay; the range is the one kernel
