@@ -105,7 +105,7 @@ ConfigRequest config_request_of(const ConfigFilterCliOptions& o) {
     if (!o.variant.empty() || !o.layout.empty() || o.Br || o.Bc)
       throw UsageError("--config names the whole config; drop --variant, --Br, --Bc and --layout");
     const std::optional<TileConfig> c = parse_config_name(o.config);
-    if (!c) throw UsageError("config '" + o.config + "': not a config name (variant/dD/brRxbcC/layout[/dtype][/sN][/qsmem][/ov][/pp])");
+    if (!c) throw UsageError("config '" + o.config + "': not a config name (variant/dD/brRxbcC/layout[/dtype][/sN][/qsmem][/ov][/pp][/pe])");
     r.variant = c->variant;
     r.Br = c->Br;
     r.Bc = c->Bc;
@@ -114,6 +114,7 @@ ConfigRequest config_request_of(const ConfigFilterCliOptions& o) {
     r.q_smem = c->q_smem;
     r.overlap = c->overlap;
     r.ping_pong = c->ping_pong;
+    r.persistent = c->persistent;
     r.named = *c;
     r.precision = parse_precision_or_throw(o.precision);
     require_precision(c->variant, r.precision);

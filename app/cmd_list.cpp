@@ -37,7 +37,7 @@ nlohmann::json row_json(const KernelInstance& k, const KernelResources* res) {
                       {"Bc", c.Bc},                {"layout", layout_name(c.layout)},
                       {"precision", precision_name(variant_precision(c.variant))},
                       {"dtype", dtype_name(c.dtype)},  {"stages", c.stages}, {"q_smem", c.q_smem}, {"overlap", c.overlap},
-                      {"ping_pong", c.ping_pong},
+                      {"ping_pong", c.ping_pong}, {"persistent", c.persistent},
                       {"threads", g.threads_per_block}, {"smem_bytes", g.smem_bytes}};
   if (res) {
     j["registers"] = res->registers;

@@ -17,7 +17,7 @@ namespace flashtune {
 namespace {
 auto order_key(const TileConfig& c) {
   return std::make_tuple(int(c.variant), c.d, c.Br, c.Bc, int(c.layout), int(c.dtype), c.stages, c.q_smem, c.overlap,
-                         c.ping_pong);
+                         c.ping_pong, c.persistent);
 }
 
 template <class Traits>

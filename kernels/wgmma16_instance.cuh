@@ -4,6 +4,8 @@
 // (instances/wgmma16_instance.cu.in) instantiate, registers one per compiled config of that d.
 #pragma once
 
+#include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cstddef>
 #include <string>
@@ -20,11 +22,11 @@
 
 namespace flashtune::kernels {
 
-template <int D, int BR, int BC, Layout L, int DT, int STAGES, int QSMEM, int OVERLAP, int PINGPONG>
+template <int D, int BR, int BC, Layout L, int DT, int STAGES, int QSMEM, int OVERLAP, int PINGPONG, int PERSISTENT>
 class Wgmma16Instance final : public KernelInstance {
  public:
   using Traits = traits::Wgmma16;
-  using Tile = Traits::Tile<D, BR, BC, L, DT, STAGES, QSMEM, OVERLAP, PINGPONG>;
+  using Tile = Traits::Tile<D, BR, BC, L, DT, STAGES, QSMEM, OVERLAP, PINGPONG, PERSISTENT>;
 
   const TileConfig& config() const override { return config_; }
 
@@ -33,7 +35,15 @@ class Wgmma16Instance final : public KernelInstance {
     if (cc < kWgmmaMinComputeCapability)
       return Support::no(std::string(variant_name(Traits::kVariant)) + " needs an sm_90a GPU (wgmma, TMA): " + dev.name +
                          " is compute capability " + std::to_string(dev.cc_major) + "." + std::to_string(dev.cc_minor));
-    return check_support(config_, Tile::kThreads, Tile::kSmemBytes, BR, Traits::kCausalHeavyFirst, w, dev);
+    if (Support s = check_support(config_, Tile::kThreads, Tile::kSmemBytes, BR, Traits::kCausalHeavyFirst, w, dev); !s)
+      return s;
+    if (PERSISTENT != 0) {
+      const LaunchShape shape = launch_shape(w, BR, Traits::kCausalHeavyFirst);
+      if (shape.blocks > INT_MAX)
+        return Support::no("the persistent grid numbers its " + std::to_string(shape.blocks) + " tiles in 32 bits (at most " +
+                           std::to_string(INT_MAX) + ")");
+    }
+    return Support::yes();
   }
 
   Support can_address(const AttentionTensors& t, const Workload& w) const override {
@@ -51,22 +61,35 @@ class Wgmma16Instance final : public KernelInstance {
     if (!shape.ok) return cudaErrorInvalidConfiguration;
     WgmmaParams params{};
     if (!encode_maps(params, t, w)) return cudaErrorInvalidValue;
-    const void* fn = reinterpret_cast<const void*>(&wgmma16_kernel<D, BR, BC, L, DT, STAGES, QSMEM, OVERLAP, PINGPONG>);
+    const void* fn = reinterpret_cast<const void*>(&wgmma16_kernel<D, BR, BC, L, DT, STAGES, QSMEM, OVERLAP, PINGPONG, PERSISTENT>);
     // Opting in above 48 KB is a per-function attribute; set every launch (host-only, cheap) so a
     // second device or a fresh context is covered.
     if (const cudaError_t e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, Tile::kSmemBytes);
         e != cudaSuccess)
       return e;
     params.p = attention_params(t, w, shape);
+    dim3 grid = shape.grid;
+    if constexpr (PERSISTENT != 0) {
+      // About one block per SM (as many as fit): block b walks tiles b, b + grid, .. of the grid
+      // above, numbered in its launch order (x fastest).
+      if (shape.blocks > INT_MAX) return cudaErrorInvalidConfiguration;
+      int resident = 0;
+      if (const cudaError_t e = resident_blocks(fn, resident); e != cudaSuccess) return e;
+      const traits::FastDivisor x = traits::fast_divisor(shape.grid.x);
+      params.tiles = static_cast<int>(shape.blocks);
+      params.tile_grid_x = static_cast<int>(shape.grid.x);
+      params.tile_grid_x_magic = x.magic;
+      params.tile_grid_x_shift = x.shift;
+      grid = dim3(static_cast<unsigned>(std::min<long long>(shape.blocks, resident)));
+    }
     void* args[] = {&params};
-    return cudaLaunchKernel(fn, shape.grid, dim3(Tile::kThreads), args, static_cast<std::size_t>(Tile::kSmemBytes),
-                            stream);
+    return cudaLaunchKernel(fn, grid, dim3(Tile::kThreads), args, static_cast<std::size_t>(Tile::kSmemBytes), stream);
   }
 
   KernelResources resources() const override {
     KernelResources r;
     cudaFuncAttributes a{};
-    if (cudaFuncGetAttributes(&a, reinterpret_cast<const void*>(&wgmma16_kernel<D, BR, BC, L, DT, STAGES, QSMEM, OVERLAP, PINGPONG>)) ==
+    if (cudaFuncGetAttributes(&a, reinterpret_cast<const void*>(&wgmma16_kernel<D, BR, BC, L, DT, STAGES, QSMEM, OVERLAP, PINGPONG, PERSISTENT>)) ==
         cudaSuccess) {
       r.registers = a.numRegs;
       r.static_smem_bytes = static_cast<int>(a.sharedSizeBytes);
@@ -94,13 +117,37 @@ class Wgmma16Instance final : public KernelInstance {
     return encode_operand_map(params.o, "o", t.o, t.strides.o, batches, heads, w.N, w, Traits::kQBoxRows);
   }
 
+  // The persistent grid's size on the current device: SMs x the blocks of this kernel one SM holds
+  // (the occupancy calculator, on the shared memory set above). Cached per device: the launch is
+  // timed, and the calculator is not free.
+  cudaError_t resident_blocks(const void* fn, int& out) const {
+    int device = 0;
+    if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
+    const long long cached = resident_cache_.load(std::memory_order_relaxed);
+    if (cached >= 0 && (cached >> 32) == device) {
+      out = static_cast<int>(cached & 0xffffffffLL);
+      return cudaSuccess;
+    }
+    int sms = 0, per_sm = 0;
+    if (const cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device); e != cudaSuccess)
+      return e;
+    if (const cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, Tile::kThreads,
+                                                                            static_cast<std::size_t>(Tile::kSmemBytes));
+        e != cudaSuccess)
+      return e;
+    out = std::max(1, sms * per_sm);
+    resident_cache_.store((static_cast<long long>(device) << 32) | out, std::memory_order_relaxed);
+    return cudaSuccess;
+  }
+
   TileConfig config_ = Tile::kConfig;
+  mutable std::atomic<long long> resident_cache_{-1};
 };
 
-template <int D, int CD, int CBR, int CBC, Layout CL, int CDT, int CS, int CQ, int CO, int CP>
+template <int D, int CD, int CBR, int CBC, Layout CL, int CDT, int CS, int CQ, int CO, int CP, int CE>
 void add_wgmma16_if_d(std::vector<const KernelInstance*>& out) {
   if constexpr (CD == D) {
-    static const Wgmma16Instance<CD, CBR, CBC, CL, CDT, CS, CQ, CO, CP> instance;
+    static const Wgmma16Instance<CD, CBR, CBC, CL, CDT, CS, CQ, CO, CP, CE> instance;
     out.push_back(&instance);
   }
 }
@@ -111,7 +158,7 @@ void add_wgmma16_compiled(std::vector<const KernelInstance*>& out, std::index_se
   (add_wgmma16_if_d<D, Traits::kCompiled[I].d, Traits::kCompiled[I].Br, Traits::kCompiled[I].Bc,
                     Traits::kCompiled[I].layout, static_cast<int>(Traits::kCompiled[I].dtype), Traits::kCompiled[I].stages,
                     Traits::kCompiled[I].q_smem ? 1 : 0, Traits::kCompiled[I].overlap ? 1 : 0,
-                    Traits::kCompiled[I].ping_pong ? 1 : 0>(out),
+                    Traits::kCompiled[I].ping_pong ? 1 : 0, Traits::kCompiled[I].persistent ? 1 : 0>(out),
    ...);
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "kernels/traits/wgmma16_traits.h"
 #include "model/bank_sim.h"
@@ -65,6 +66,40 @@ struct BlockTerms {
   double tensor, simt, chain, copy, work, stall;  // seconds of k resident blocks' mean work
   double fp32, sfu, issue;
 };
+
+// The persistent grid's causal makespan, in shared_sm_makespan's unit (a full SM's time per mean
+// block's work): G = SMs x k blocks, block b running the tiles b, b + G, .. of the one-block-per-
+// tile grid in its launch order (traits::grid_order; heavy first), one after the other, a tile's
+// work its K/V tiles over the mean. SM s holds blocks s, s + SMs, .. and takes the longer of their
+// summed work (the SM's throughput) and its longest block's at solo speed (`solo`, clamped to
+// [1, k] as there). A static assignment: unlike the hardware's, no block takes a tile because it
+// finished early.
+double persistent_causal_makespan(const Workload& w, const TileConfig& c, int sm_count, int k, double solo,
+                                  double mean_tiles) {
+  const long long q_tiles = traits::ceil_div_ll(w.N, c.Br), tiles = q_tiles * w.B;
+  const long long grid = std::min<long long>(tiles, static_cast<long long>(sm_count) * k);
+  if (grid <= 0 || mean_tiles <= 0) return 0.0;
+  const long long keys = w.keys(), all = traits::ceil_div_ll(keys, c.Bc), offset = w.causal_offset();
+  const bool batch_fastest = traits::grid_order(w.B, q_tiles, true, true) == traits::GridOrder::BatchFastest;
+  std::vector<double> block(static_cast<std::size_t>(grid), 0.0);
+  for (long long t = 0; t < tiles; ++t) {
+    const long long in_grid = batch_fastest ? t / w.B : t % q_tiles;  // the grid's query-tile coordinate
+    const long long q_tile = q_tiles - 1 - in_grid;
+    const long long upto = ((q_tile + 1) * c.Br - 1 + offset) / c.Bc + 1;
+    block[static_cast<std::size_t>(t % grid)] += double(std::min(upto, all)) / mean_tiles;
+  }
+  const double s = std::clamp(solo, 1.0, double(std::max(1, k)));
+  double makespan = 0.0;
+  for (long long sm = 0; sm < std::min<long long>(grid, sm_count); ++sm) {
+    double sum = 0.0, longest = 0.0;
+    for (long long b = sm; b < grid; b += sm_count) {
+      sum += block[static_cast<std::size_t>(b)];
+      longest = std::max(longest, block[static_cast<std::size_t>(b)]);
+    }
+    makespan = std::max(makespan, std::max(sum, longest * s));
+  }
+  return makespan;
+}
 
 }  // namespace
 
@@ -233,17 +268,29 @@ Prediction predict_async_pipeline(const Workload& w, const GeometryAnalysis& g, 
     const double unit = full_wave / k_resident;
     const double solo = wave_time(1.0, gpu.sm_count, nullptr) / unit;
     const SharedSmGrid grid{cfg.Br, cfg.Bc, g.causal_heavy_first, gpu.sm_count, p.occupancy.blocks_per_sm};
-    p.time_s = shared_sm_makespan(w, grid, solo) * unit;
+    p.time_s = (cfg.persistent ? persistent_causal_makespan(w, cfg, gpu.sm_count, p.occupancy.blocks_per_sm, solo,
+                                                            n.tiles.mean_tiles_per_block)
+                               : shared_sm_makespan(w, grid, solo)) *
+               unit;
     p.imbalance = waves_s > 0 ? p.time_s / waves_s : 1.0;
     if (p.imbalance < 1.0)
       for (Pipe q : kAllPipes) p.pipes[q] *= p.imbalance;
   }
   // Fill and drain (launch, Q and the first stages in flight, O's TMA store): one block's, hidden
-  // behind the k - 1 blocks beside it.
+  // behind the k - 1 blocks beside it; once per wave. Persistent (TileConfig::persistent: about
+  // one block per SM walks the tiles, a wave becoming a round of tiles per block) once in all: a
+  // tile's Q and first stages load while the previous tile's last stages and epilogue run, and
+  // its epilogue runs under the next tile's loads. With one Q buffer (Wgmma16::q_buffers: two do
+  // not fit beside the ring) a later tile's Q is loaded only after the previous tile's epilogue
+  // has stored O out of it: one load latency per later round (the ring's first stages still land
+  // early).
   const double others_work = (k_resident - 1.0) / k_resident * full_wave;
   const double exposed_latency = std::max(0.0, c.block_latency_cycles / clock - others_work);
-  p.time_s += double(p.waves.waves) * exposed_latency + c.launch_overhead_us * 1e-6;
-  p.overhead_s = double(p.waves.waves) * exposed_latency + c.launch_overhead_us * 1e-6;
+  const double fills = cfg.persistent ? 1.0 : double(p.waves.waves);
+  const double q_waits =
+      cfg.persistent && Wgmma16::q_buffers(cfg) == 1 ? double(std::max(0LL, p.waves.waves - 1)) * load_latency : 0.0;
+  p.overhead_s = fills * exposed_latency + q_waits + c.launch_overhead_us * 1e-6;
+  p.time_s += p.overhead_s;
   p.bound = Pipe::Tensor;
   for (Pipe q : kAllPipes)
     if (bounded[q] > bounded[p.bound]) p.bound = q;

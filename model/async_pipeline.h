@@ -48,6 +48,12 @@
 // The wave then joins the SM's time with the GPU's L2 and DRAM traffic (memory_overlap_exponent),
 // adds each block's fill and drain where the blocks beside it do not cover them, and is summed over
 // the waves (causal grids: the shared-SM schedule of block_schedule.h), as for every family.
+// The persistent grid ("/pe", TileConfig::persistent: about one block per SM walking the tiles of
+// the one-block-per-tile grid in its order) runs the same rounds of tiles, but pays the fill and
+// drain once, not per wave (each later tile's Q and first stages load under the previous tile's
+// work), plus one load latency per later round where only one Q buffer fits (q_buffers); causal
+// grids take the static assignment's makespan (block b: tiles b, b + grid, ..) instead of the
+// hardware's first-free-slot schedule.
 #pragma once
 
 #include "model/coefficients.h"

@@ -24,7 +24,7 @@ std::optional<std::string> config_rejection(const TileConfig& c, const Workload&
 const std::vector<TileConfig>& compiled_tile_configs() { return compiled_configs(); }
 
 const GeometryAnalysis& ConfigCatalog::analysis(const TileConfig& c) {
-  const Key key{int(c.variant), c.d, c.Br, c.Bc, int(c.layout), int(c.dtype), c.stages, c.q_smem, c.overlap, c.ping_pong};
+  const Key key{int(c.variant), c.d, c.Br, c.Bc, int(c.layout), int(c.dtype), c.stages, c.q_smem, c.overlap, c.ping_pong, c.persistent};
   auto it = cache_.find(key);
   if (it != cache_.end()) return *it->second;
   if (auto why = tile_rejection(c)) throw std::invalid_argument(c.name() + ": " + *why);

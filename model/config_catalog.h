@@ -27,7 +27,7 @@ class ConfigCatalog {
   const GeometryAnalysis& analysis(const TileConfig& c);
 
  private:
-  using Key = std::tuple<int, int, int, int, int, int, int, bool, bool, bool>;
+  using Key = std::tuple<int, int, int, int, int, int, int, bool, bool, bool, bool>;
   std::map<Key, std::unique_ptr<GeometryAnalysis>> cache_;
 };
 

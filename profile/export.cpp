@@ -130,6 +130,7 @@ ordered_json profile_to_t4(const Profile& p) {
       conf["q_smem"] = tile->q_smem;
       conf["overlap"] = tile->overlap;
       conf["ping_pong"] = tile->ping_pong;
+      conf["persistent"] = tile->persistent;
     }
     conf["config"] = m.config;
     r["configuration"] = conf;

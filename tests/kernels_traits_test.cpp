@@ -49,7 +49,7 @@ TEST(KernelTraits, CompiledConfigsAreAllowedUniqueAndOrdered) {
   for (const TileConfig& c : compiled) EXPECT_FALSE(tile_rejection(c).has_value()) << c.name() << ": " << *tile_rejection(c);
   auto key = [](const TileConfig& c) {
     return std::make_tuple(int(c.variant), c.d, c.Br, c.Bc, int(c.layout), int(c.dtype), c.stages, c.q_smem, c.overlap,
-                           c.ping_pong);
+                           c.ping_pong, c.persistent);
   };
   for (std::size_t i = 1; i < compiled.size(); ++i)
     EXPECT_LT(key(compiled[i - 1]), key(compiled[i])) << compiled[i - 1].name() << " before " << compiled[i].name();
@@ -739,6 +739,89 @@ TEST(KernelTraits, PingPongKnobNamesParsesAndNeedsTwoConsumers) {
       twin.ping_pong = false;
       EXPECT_NE(std::find(compiled.begin(), compiled.end(), twin), compiled.end()) << c.name();
     }
+}
+
+}  // namespace
+}  // namespace flashtune
+
+namespace flashtune {
+namespace {
+
+// The persistent knob: "/pe" after "/pp", parsed back; only wgmma16 takes it (each other variant
+// refuses it in one line naming the knob), with any consumer count, stage count, /ov and /pp. Its
+// shared memory adds a second Q buffer where one fits beside the ring (d = 128 s3 has no room: one
+// buffer), a q_free barrier per Q buffer and a tile description per consumer, inside the limit and
+// apart; the one-block-per-tile twin's layout is what it was.
+TEST(KernelTraits, PersistentKnobNamesParsesAndLaysOutItsQBuffers) {
+  using W = traits::Wgmma16;
+  const TileConfig pe{Variant::Wgmma16, 64, 192, 128, Layout::Swizzled, DType::Bf16, 2, false, false, false, true};
+  EXPECT_EQ(pe.name(), "wgmma16/d64/br192xbc128/swizzled/bf16/s2/pe");
+  ASSERT_TRUE(parse_config_name(pe.name()));
+  EXPECT_EQ(*parse_config_name(pe.name()), pe);
+  TileConfig twin = pe;
+  twin.persistent = false;
+  EXPECT_NE(twin, pe);
+  EXPECT_FALSE(parse_config_name(twin.name())->persistent);
+  const TileConfig all{Variant::Wgmma16, 128, 128, 128, Layout::Swizzled, DType::Bf16, 3, false, true, true, true};
+  EXPECT_EQ(all.name(), "wgmma16/d128/br128xbc128/swizzled/bf16/s3/ov/pp/pe");
+  ASSERT_TRUE(parse_config_name(all.name()));
+  EXPECT_EQ(*parse_config_name(all.name()), all);
+  EXPECT_FALSE(tile_rejection(pe).has_value());
+  EXPECT_FALSE(tile_rejection(all).has_value());
+  const TileConfig one{Variant::Wgmma16, 128, 64, 128, Layout::Swizzled, DType::Bf16, 2, false, false, false, true};
+  EXPECT_FALSE(tile_rejection(one).has_value()) << "one consumer walks tiles too";
+  for (const char* bad : {"wgmma16/d128/br128xbc128/swizzled/bf16/s3/pe/pp", "wgmma16/d128/br128xbc128/swizzled/bf16/pe/s3",
+                          "wgmma16/d128/br128xbc128/swizzled/bf16/s3/pe/pe", "wgmma16/d128/br128xbc128/swizzled/bf16/s3/persistent",
+                          "wgmma16/d128/br128xbc128/swizzled/bf16/s3/pe/"})
+    EXPECT_FALSE(parse_config_name(bad)) << bad;
+  for (TileConfig c : {TileConfig{Variant::Mma16, 64, 128, 64, Layout::Swizzled, DType::Bf16, 2},
+                       TileConfig{Variant::RowReg, 64, 64, 32, Layout::Plain, DType::Fp32, 0},
+                       TileConfig{Variant::MmaTf32x3, 64, 64, 64, Layout::Swizzled, DType::Fp32, 0},
+                       TileConfig{Variant::Decode, 128, 16, 32, Layout::Swizzled, DType::Bf16, 2}}) {
+    c.persistent = true;
+    const auto why = tile_rejection(c);
+    ASSERT_TRUE(why.has_value()) << c.name();
+    EXPECT_NE(why->find("no /pe"), std::string::npos) << *why;
+    EXPECT_EQ(why->find('\n'), std::string::npos) << *why;
+  }
+
+  // Q buffers: two where they fit, one at d = 128 s3 (32 KB of Q beside 192 KB of ring).
+  EXPECT_EQ(W::q_buffers(twin), 1);
+  EXPECT_EQ(W::q_buffers(pe), 2);
+  TileConfig d128s2{Variant::Wgmma16, 128, 128, 128, Layout::Swizzled, DType::Bf16, 2, false, false, false, true};
+  EXPECT_EQ(W::q_buffers(d128s2), 2);
+  EXPECT_EQ(W::q_buffers(all), 1);
+  for (const TileConfig& c : compiled_configs()) {
+    if (c.variant != Variant::Wgmma16) continue;
+    EXPECT_LE(W::smem_bytes(c), traits::kMaxSmemOptinBytes) << c.name();
+    const int qb = W::q_buffers(c);
+    // Q buffers, then the ring, then the barriers and (persistent) the tile descriptions, apart.
+    EXPECT_EQ(W::k_base(c, 0), qb * W::q_bytes(c)) << c.name();
+    EXPECT_EQ(W::barrier_base(c), W::v_base(c, c.stages)) << c.name();
+    EXPECT_EQ(W::q_barrier(c, 0), W::empty_barrier(c, c.stages - 1) + 8) << c.name();
+    if (c.persistent) {
+      EXPECT_EQ(W::q_free_barrier(c, 0), W::q_barrier(c, qb - 1) + 8) << c.name();
+      EXPECT_EQ(W::tile_info(c, 0), W::q_free_barrier(c, qb - 1) + 8) << c.name();
+      EXPECT_EQ(W::tile_info(c, 0) % 4, 0) << c.name();
+      EXPECT_EQ(W::smem_bytes(c), W::tile_info(c, W::consumers(c)) + W::kBaseAlignSlack) << c.name();
+      // Compiled beside its one-block-per-tile twin, whose layout is the one it always had.
+      TileConfig t = c;
+      t.persistent = false;
+      const auto& compiled = compiled_configs();
+      EXPECT_NE(std::find(compiled.begin(), compiled.end(), t), compiled.end()) << c.name();
+      EXPECT_EQ(W::smem_bytes(t), W::q_barrier(t) + 8 + W::kBaseAlignSlack) << t.name();
+      EXPECT_EQ(W::k_base(t, 0), W::q_bytes(t)) << t.name();
+    } else {
+      EXPECT_EQ(qb, 1) << c.name();
+    }
+  }
+  // Same threads and products per tile: the persistent grid reorders no work.
+  const KernelGeometry a = make_geometry(pe), b = make_geometry(twin);
+  EXPECT_EQ(a.threads_per_block, b.threads_per_block);
+  EXPECT_EQ(a.per_kv_tile.wgmma, b.per_kv_tile.wgmma);
+  EXPECT_EQ(a.per_kv_tile.exp, b.per_kv_tile.exp);
+  // Its second Q tile, the second Q barrier, two q_free barriers and three tile descriptions.
+  EXPECT_EQ(a.smem_bytes, b.smem_bytes + W::q_bytes(pe) + 8 + 2 * 8 + 3 * 4 * W::kTileInfoWords);
 }
 
 }  // namespace

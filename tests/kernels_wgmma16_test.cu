@@ -4,9 +4,10 @@
 // rel_l2_tolerance(dtype)); odd N (1, 17, 1000, 2049), causal, scores up to +-50; strided operands
 // ([batch, N, heads, d], O with gaps) bit for bit against the packed launch with the gaps untouched;
 // the refusals (below sm_90, operands TMA cannot address); no local memory; and a disabled timing
-// of the seed cases beside mma16 (L2 flushed, median); the overlap (/ov) and ping-pong (/pp) configs
-// on KV-cache, grouped and causal shapes, against the reference and bit for bit against their twins
-// without the knob. Skips without a CUDA device or below sm_90.
+// of the seed cases beside mma16 (L2 flushed, median); the overlap (/ov), ping-pong (/pp) and
+// persistent (/pe) configs on KV-cache, grouped and causal shapes (/pe also on grids of more tiles
+// than SMs), against the reference and bit for bit against their twins without the knob. Skips
+// without a CUDA device or below sm_90.
 //
 // Environment: FLASHTUNE_KERNEL_FILTER=<substring> limits the configs; FLASHTUNE_TEST_QUICK=1 runs
 // one small workload per config; FLASHTUNE_TIMING_REPORT=<file.json> writes the timings.
@@ -163,9 +164,11 @@ TEST(KernelsWgmma16, EveryInstanceMatchesTheDoubleReferenceOnRoundedInputs) {
 // (O is rescaled by alpha_j before P_j V_j is added, as in the serial loop).
 // Each of `kernels` on the inference shapes, against the reference and bit for bit against its
 // twin (is_twin: the same tile with the knob under test off; the last one registered).
+// many_tiles: also shapes of more tiles than an H100 or H200 has SMs (several tiles per block of a
+// persistent grid, its last round partial), under causal too.
 template <class IsTwin>
 void check_inference_shapes_against_twins(const std::vector<const KernelInstance*>& kernels, const char* knob,
-                                          IsTwin is_twin) {
+                                          IsTwin is_twin, bool many_tiles = false) {
   const DeviceLimits dev = DeviceLimits::query(0);
   const bool quick = env("FLASHTUNE_TEST_QUICK") != nullptr;
   struct Shape {
@@ -173,10 +176,20 @@ void check_inference_shapes_against_twins(const std::vector<const KernelInstance
     int group;
   };
   // B = batch x query heads; K/V hold B / group entries of nkv keys.
-  const std::vector<Shape> shapes =
+  std::vector<Shape> shapes =
       quick ? std::vector<Shape>{{4, 77, 300, 2}}
             : std::vector<Shape>{{2, 1000, 1000, 1}, {3, 259, 259, 1}, {8, 200, 1000, 4},
                                  {4, 777, 4097, 2},  {8, 64, 64, 4},   {4, 130, 131, 1}};
+  if (many_tiles) {
+    // One query tile x 160 entries (a second, partial round on 132 SMs); 3 query tiles x 256
+    // entries (Br = 128: 768 tiles); 8 x 64 grouped by 4; 2 x 96 of a KV cache.
+    shapes.push_back({160, 70, 90, 2});
+    if (!quick) {
+      shapes.push_back({256, 300, 300, 1});
+      shapes.push_back({64, 1000, 1000, 4});
+      shapes.push_back({96, 130, 700, 2});
+    }
+  }
   std::mt19937 rng(2525);
   double worst = 0;
   std::string worst_where;
@@ -264,8 +277,8 @@ TEST(KernelsWgmma16, OverlapMatchesTheReferenceAndTheSerialLoopOnInferenceShapes
   // The serial twin: the same tile and dtype without the overlap (the stage count does not enter
   // the arithmetic).
   check_inference_shapes_against_twins(overlapped, "/ov", [](const TileConfig& c, const TileConfig& t) {
-    return t.variant == c.variant && !t.overlap && !t.ping_pong && t.d == c.d && t.Br == c.Br && t.Bc == c.Bc &&
-           t.dtype == c.dtype;
+    return t.variant == c.variant && !t.overlap && !t.ping_pong && t.persistent == c.persistent && t.d == c.d &&
+           t.Br == c.Br && t.Bc == c.Bc && t.dtype == c.dtype;
   });
 }
 
@@ -281,9 +294,31 @@ TEST(KernelsWgmma16, PingPongMatchesTheReferenceAndItsTwinOnInferenceShapes) {
     if (k->config().ping_pong) pp.push_back(k);
   if (pp.empty()) GTEST_SKIP() << "no wgmma16 /pp instance compiled (or none matches the filter)";
   check_inference_shapes_against_twins(pp, "/pp", [](const TileConfig& c, const TileConfig& t) {
-    return t.variant == c.variant && !t.ping_pong && t.overlap == c.overlap && t.d == c.d && t.Br == c.Br &&
-           t.Bc == c.Bc && t.dtype == c.dtype;
+    return t.variant == c.variant && !t.ping_pong && t.overlap == c.overlap && t.persistent == c.persistent &&
+           t.d == c.d && t.Br == c.Br && t.Bc == c.Bc && t.dtype == c.dtype;
   });
+}
+
+// The persistent grid (the /pe configs: about one block per SM walking the tiles) on the same shapes
+// and on grids of more tiles than SMs: the K/V ring's stages and phases, the Q buffers' barriers and
+// the ping-pong's turns carry over a block's tiles, and causal blocks skip different suffixes from
+// tile to tile, where a slip hangs the block or reads a stale Q; each tile computes what the
+// one-block-per-tile launch computes, so each output is bit for bit its twin's without /pe (the same
+// tile, stages, dtype, overlap and ping-pong).
+TEST(KernelsWgmma16, PersistentMatchesTheReferenceAndItsTwinOnInferenceShapes) {
+  SKIP_WITHOUT_SM90();
+  std::vector<const KernelInstance*> pe;
+  for (const KernelInstance* k : instances_of(Variant::Wgmma16))
+    if (k->config().persistent) pe.push_back(k);
+  if (pe.empty()) GTEST_SKIP() << "no wgmma16 /pe instance compiled (or none matches the filter)";
+  check_inference_shapes_against_twins(
+      pe, "/pe",
+      [](const TileConfig& c, const TileConfig& t) {
+        TileConfig twin = c;
+        twin.persistent = false;
+        return t == twin;
+      },
+      /*many_tiles=*/true);
 }
 
 // [batch, N, heads, d] views (heads = 3) with O in a buffer whose rows have 8 elements of gap:

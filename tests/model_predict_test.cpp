@@ -443,6 +443,56 @@ TEST(PredictAsyncPipeline, PingPongRingExposesWhatTheOtherConsumersProductsCanno
   EXPECT_GE(o.time_s, o.pipes.tensor);
 }
 
+// The persistent grid (wgmma16 /pe, model/async_pipeline.h): the same rounds of tiles as its
+// one-block-per-tile twin, the fill and drain paid once instead of once per wave. Many short blocks
+// (n1k_d128: 512 tiles of 8 K/V tiles, four waves on 132 SMs): faster than the twin by about three
+// blocks' fill and drain; few long ones (t30: 342 tiles of 256 K/V tiles at Br = 192): within
+// 0.5%; one wave: equal. With one Q buffer (d = 128 s3) each later round waits one load latency,
+// so the saving is smaller. Causal grids take the static round-robin's makespan: never below the
+// work, and (n1k_d128 causal, 8 query tiles over 64 entries) longer than the hardware's
+// first-free-slot schedule, which gives the next tile to whichever block finished first.
+TEST(PredictAsyncPipeline, PersistentGridPaysTheFillOnceAndSchedulesCausalTilesStatically) {
+  const GpuSpec h100 = spec("nvidia-h100-sxm");
+  ConfigCatalog catalog;
+  const Coefficients k;
+  const auto time_of = [&](const TileConfig& c, const Workload& w) {
+    const Prediction p = predict(w, catalog.analysis(c), h100, k);
+    EXPECT_TRUE(p.refusal.empty()) << c.name() << ": " << p.refusal;
+    return p;
+  };
+  const auto with_pe = [](TileConfig c) {
+    c.persistent = true;
+    return c;
+  };
+  const TileConfig d128{Variant::Wgmma16, 128, 128, 128, Layout::Swizzled, DType::Bf16, 2, false};
+  const Workload n1k{64, 1024, 128, false, 0.0f, DType::Bf16};
+  const Prediction a = time_of(d128, n1k), b = time_of(with_pe(d128), n1k);
+  ASSERT_EQ(a.waves.waves, 4);
+  const double fill = k.block_latency_cycles / h100.clock_hz();
+  EXPECT_LT(b.time_s, a.time_s);
+  EXPECT_NEAR(a.time_s - b.time_s, 3 * fill, 1e-9);
+  EXPECT_DOUBLE_EQ(b.pipes.tensor, a.pipes.tensor);
+  // One Q buffer: a load latency per later round comes back.
+  const TileConfig ov{Variant::Wgmma16, 128, 128, 128, Layout::Swizzled, DType::Bf16, 3, false, true};
+  const Prediction c = time_of(ov, n1k), e = time_of(with_pe(ov), n1k);
+  EXPECT_LT(e.time_s, c.time_s);
+  EXPECT_NEAR(c.time_s - e.time_s, 3 * (fill - k.iteration_latency_cycles / h100.clock_hz()), 1e-9);
+  // Long blocks: equal within 0.5%.
+  const TileConfig br192{Variant::Wgmma16, 64, 192, 128, Layout::Swizzled, DType::Bf16, 2, false};
+  const Workload t30{2, 32768, 64, false, 0.0f, DType::Bf16};
+  const double long_ratio = time_of(with_pe(br192), t30).time_s / time_of(br192, t30).time_s;
+  EXPECT_LE(long_ratio, 1.0);
+  EXPECT_GT(long_ratio, 0.995);
+  // One wave (fewer tiles than SMs): nothing to hide, equal.
+  const Workload small{4, 1024, 128, false, 0.0f, DType::Bf16};
+  EXPECT_DOUBLE_EQ(time_of(with_pe(d128), small).time_s, time_of(d128, small).time_s);
+  // Causal: the static schedule is longer here than the hardware's, and never below the work.
+  const Workload causal{64, 1024, 128, true, 0.0f, DType::Bf16};
+  const Prediction dyn = time_of(d128, causal), stat = time_of(with_pe(d128), causal);
+  EXPECT_GT(stat.time_s, dyn.time_s);
+  EXPECT_LT(stat.time_s, 1.5 * dyn.time_s);
+}
+
 // Causal masking lets an mma16 warp skip a tile whose keys all follow its rows, but the block's
 // barrier holds its sub-partition idle meanwhile: the per-sub-partition pipes take every warp on
 // every visited tile, so the warps' skipping does not make the prediction faster.

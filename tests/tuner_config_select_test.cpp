@@ -67,6 +67,7 @@ TEST(ConfigSelect, RequestFieldsAreHonoured) {
     r.q_smem = c.q_smem;
     r.overlap = c.overlap;  // wgmma16's /ov and its serial twin share every other field
     r.ping_pong = c.ping_pong;  // and /pp with its twin without it
+    r.persistent = c.persistent;  // and /pe with its one-block-per-tile twin
     EXPECT_EQ(select_config(c.d, r, compiled_configs().front()), c) << c.name();
     ConfigRequest only_variant;
     only_variant.precision = variant_precision(c.variant);

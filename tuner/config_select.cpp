@@ -12,7 +12,8 @@ bool matches(const TileConfig& c, int d, const ConfigRequest& r) {
   return c.d == d && c.dtype == r.dtype && precision_admits(r.precision, c.variant) && (!r.variant || c.variant == *r.variant) &&
          (!r.Br || c.Br == *r.Br) && (!r.Bc || c.Bc == *r.Bc) && (!r.layout || c.layout == *r.layout) &&
          (!r.stages || c.stages == *r.stages) && (!r.q_smem || c.q_smem == *r.q_smem) &&
-         (!r.overlap || c.overlap == *r.overlap) && (!r.ping_pong || c.ping_pong == *r.ping_pong);
+         (!r.overlap || c.overlap == *r.overlap) && (!r.ping_pong || c.ping_pong == *r.ping_pong) &&
+         (!r.persistent || c.persistent == *r.persistent);
 }
 
 std::string describe_request(int d, const ConfigRequest& r) {
@@ -26,6 +27,7 @@ std::string describe_request(int d, const ConfigRequest& r) {
   if (r.q_smem && *r.q_smem) s += "/qsmem";
   if (r.overlap && *r.overlap) s += "/ov";
   if (r.ping_pong && *r.ping_pong) s += "/pp";
+  if (r.persistent && *r.persistent) s += "/pe";
   return s;
 }
 
@@ -111,6 +113,7 @@ TileConfig select_config(int d, const ConfigRequest& request, const TileConfig& 
   if (request.q_smem) wanted.q_smem = *request.q_smem;
   if (request.overlap) wanted.overlap = *request.overlap;
   if (request.ping_pong) wanted.ping_pong = *request.ping_pong;
+  if (request.persistent) wanted.persistent = *request.persistent;
   const std::vector<TileConfig> candidates = matching_configs(d, request);
   if (std::find(candidates.begin(), candidates.end(), wanted) != candidates.end()) return wanted;
   if (!candidates.empty()) return candidates.front();

@@ -28,10 +28,11 @@ struct ConfigRequest {
   std::optional<bool> q_smem;  // Q re-read from shared memory, where the variant makes it a knob
   std::optional<bool> overlap;  // intra-warpgroup overlap of softmax and products (wgmma16's /ov)
   std::optional<bool> ping_pong;  // consumer warpgroups taking turns at the tensor cores (wgmma16's /pp)
+  std::optional<bool> persistent;  // about one block per SM walking the tiles (wgmma16's /pe)
   std::optional<TileConfig> named;  // --config NAME: the whole config, its d and dtype included
   Precision precision = Precision::Fp32;
   DType dtype = DType::Fp32;  // the workload's element type: only configs of it match
-  bool any() const { return variant || Br || Bc || layout || stages || q_smem || overlap || ping_pong; }
+  bool any() const { return variant || Br || Bc || layout || stages || q_smem || overlap || ping_pong || persistent; }
 };
 
 // "32, 64, 128"

@@ -207,6 +207,7 @@ struct Decode {
     if (c.q_smem) return TileFault::FixedKnobs;
     if (c.overlap) return TileFault::Overlap;
     if (c.ping_pong) return TileFault::PingPong;
+    if (c.persistent) return TileFault::Persistent;
     if (c.layout != Layout::Swizzled) return TileFault::Layout;
     return smem_fault(smem_bytes(c));
   }

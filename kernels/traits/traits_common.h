@@ -178,6 +178,7 @@ enum class TileFault {
   FixedKnobs,    // stages or q_smem set on a variant whose traits fix them
   Overlap,       // the overlap knob on a variant without it (variant_has_overlap_knob)
   PingPong,      // the ping-pong knob on a variant without it (variant_has_ping_pong_knob)
+  Persistent,    // the persistent-grid knob on a variant without it (variant_has_persistent_knob)
   // A variant's own limits, worded by its rejection():
   VariantHeadDim,
   VariantRows,
@@ -198,6 +199,7 @@ constexpr TileFault common_shape_fault(const TileConfig& c, Variant expected) {
   if (!is_tile_size(c.Bc)) return TileFault::TileCols;
   if (c.overlap && !variant_has_overlap_knob(expected)) return TileFault::Overlap;
   if (c.ping_pong && !variant_has_ping_pong_knob(expected)) return TileFault::PingPong;
+  if (c.persistent && !variant_has_persistent_knob(expected)) return TileFault::Persistent;
   return TileFault::None;
 }
 // The shape, for an fp32 variant whose traits fix the pipeline depth and Q's residence.
@@ -237,6 +239,9 @@ inline std::string fault_words(TileFault f, const TileConfig& c, Variant expecte
     case TileFault::PingPong:
       return std::string(variant_name(expected)) +
              " has no consumer warpgroups to take turns (no /pp: only wgmma16 ping-pongs its products)";
+    case TileFault::Persistent:
+      return std::string(variant_name(expected)) +
+             " launches one block per tile (no /pe: only wgmma16 has a persistent tile scheduler)";
     default: return std::string(variant_name(expected)) + " cannot build " + c.name();
   }
 }

@@ -36,17 +36,32 @@
 //   past its causal diagonal, so that nobody waits for a turn never passed. Consumer 0 skips its
 //   very first wait and consumer C - 1 its very last arrival: each barrier then sees as many
 //   arrivals as waits, and none is left half-complete at exit.
+//   With the persistent knob (TileConfig::persistent, "/pe") the grid is about one block per SM
+//   (min(tiles, SMs x resident blocks)) and block b walks tiles b, b + grid, b + 2 grid, .. of the
+//   grid the kernel would otherwise launch, in the same order (heavy first under causal) and with
+//   the same tile -> (query tile, entry) mapping, so its output is bit for bit the one-block-per-tile
+//   launch's. The producer carries the K/V ring's stage and phase across tiles and loads the next
+//   tile's Q into a second Q buffer where shared memory has room (q_buffers()), so the next tile's
+//   Q and first K/V stages land while the consumers finish the previous tile's softmax and epilogue.
+//   A consumer warpgroup's O goes out through its rows of the Q buffer: after the TMA store has read
+//   them it arrives on that buffer's q_free barrier, which the producer waits on before loading a
+//   later tile's Q into it. With one Q buffer (d = 128 s3: two do not fit) the producer loads the
+//   next tile's first K/V stages, then waits for q_free, then loads Q: Q's latency stays exposed.
+//   The ping-pong's ring runs on across tiles (the first wait and the last arrival are skipped once
+//   per block, not per tile), so that consumer 0 never passes twice before the next one waits.
 //   Keys run to kv_len (a KV cache: Nq != Nkv) and K/V head h / kv_group serves query head h
 //   (grouped heads), both through the K and V tensor maps' own extents; causal is bottom-right.
 //   The epilogue divides by l, rounds O to the dtype into the warpgroup's own rows of the Q tile
 //   (Q is no longer read) and stores them with one TMA copy per 64 columns (rows past N clipped).
-// Not yet (later steps of issue 25): separate K and V barriers, a persistent scheduler, tf32.
+// Not yet (later steps of issue 25): separate K and V barriers, tf32.
 //
 // Shared memory: every tile in the TMA / wgmma 128-byte swizzle. A tile of `rows` x d is d / 64
 // column blocks, each `rows` rows of 128 bytes (64 elements); 16-byte chunk c of row r sits at chunk
 // c ^ (r % 8) of that row. Block bases are multiples of 1024 bytes (the swizzle's period of 8 rows),
 // which the swizzle needs. Layout: Q [Br, d], then `stages` K tiles [Bc, d], then `stages` V tiles,
 // then the mbarriers (full and empty per stage, one for Q), plus 1 KB to align the dynamic base.
+// Persistent: q_buffers() Q tiles first; after the Q barriers one q_free barrier per Q buffer and a
+// tile description per consumer warpgroup.
 #pragma once
 
 #include <cstdint>
@@ -74,17 +89,21 @@ namespace flashtune::traits {
 // of both tiles in flight need more than the 255 registers a thread can have (ptxas spills 4 B
 // at d = 128, Bc = 128). The ping-pong ("/pp", after /ov) beside the fastest serial tiles (d = 64
 // Br 128 and 192 Bc 128, d = 128 Br 128 Bc 128) and with the overlap at d = 128 s3 (FlashAttention-3
-// pairs the two), so that the model and the tuner compare each with its twin.
+// pairs the two), so that the model and the tuner compare each with its twin. The persistent grid
+// ("/pe", after /pp) beside the best tiles of the seed cases (d = 64 Br 192 s2 and s3, Br 128 s2;
+// d = 128 Br 128 s2, s3/ov and s3/ov/pp), where short blocks (n1k_d128: 8 K/V tiles a block) leave
+// each block's prologue and epilogue exposed.
 struct Wgmma16Compiled {
   static constexpr Variant V = Variant::Wgmma16;
   static constexpr Layout S = Layout::Swizzled;
   static constexpr DType B = DType::Bf16, H = DType::Fp16;
-  static constexpr bool kOv = true, kPp = true;
+  static constexpr bool kOv = true, kPp = true, kPe = true;
 #if FLASHTUNE_SMALL_KERNEL_SET && !FLASHTUNE_MMA16_FULL_SET
   static constexpr TileConfig kList[] = {
       {V, 64, 128, 128, S, B, 2, false},
       {V, 128, 128, 128, S, B, 2, false},
       {V, 128, 128, 128, S, B, 2, false, false, kPp},
+      {V, 128, 128, 128, S, B, 2, false, false, false, kPe},
       {V, 128, 128, 128, S, B, 3, false, kOv},
   };
 #else
@@ -92,6 +111,7 @@ struct Wgmma16Compiled {
       {V, 64, 128, 64, S, B, 2, false},
       {V, 64, 128, 128, S, B, 2, false},
       {V, 64, 128, 128, S, B, 2, false, false, kPp},
+      {V, 64, 128, 128, S, B, 2, false, false, false, kPe},
       {V, 64, 128, 128, S, B, 3, false},
       {V, 64, 128, 128, S, H, 2, false},
       {V, 64, 128, 128, S, B, 2, false, kOv},
@@ -99,18 +119,23 @@ struct Wgmma16Compiled {
       {V, 64, 128, 128, S, B, 4, false, kOv},
       {V, 64, 192, 128, S, B, 2, false},
       {V, 64, 192, 128, S, B, 2, false, false, kPp},
+      {V, 64, 192, 128, S, B, 2, false, false, false, kPe},
       {V, 64, 192, 128, S, B, 3, false},
       {V, 64, 192, 128, S, B, 3, false, false, kPp},
+      {V, 64, 192, 128, S, B, 3, false, false, false, kPe},
       {V, 128, 64, 128, S, B, 2, false},
       {V, 128, 128, 64, S, B, 2, false},
       {V, 128, 128, 64, S, B, 3, false},
       {V, 128, 128, 64, S, B, 3, false, kOv},
       {V, 128, 128, 128, S, B, 2, false},
       {V, 128, 128, 128, S, B, 2, false, false, kPp},
+      {V, 128, 128, 128, S, B, 2, false, false, false, kPe},
       {V, 128, 128, 128, S, B, 3, false},
       {V, 128, 128, 128, S, H, 2, false},
       {V, 128, 128, 128, S, B, 3, false, kOv},
+      {V, 128, 128, 128, S, B, 3, false, kOv, false, kPe},
       {V, 128, 128, 128, S, B, 3, false, kOv, kPp},
+      {V, 128, 128, 128, S, B, 3, false, kOv, kPp, kPe},
   };
 #endif
 };
@@ -170,19 +195,42 @@ struct Wgmma16 {
     return (col / kBlockColumns) * block_bytes(rows) + row * kSwizzleBytes +
            16 * (((col % kBlockColumns) / 8) ^ (row % 8)) + kElementBytes * (col % 8);
   }
-  static constexpr int q_base(const TileConfig&) { return 0; }
   static constexpr int q_bytes(const TileConfig& c) { return tile_bytes(c.Br, c.d); }
   static constexpr int kv_tile_bytes(const TileConfig& c) { return tile_bytes(c.Bc, c.d); }
-  static constexpr int k_base(const TileConfig& c, int stage) { return q_bytes(c) + stage * kv_tile_bytes(c); }
+  // Q tiles in shared memory: one, or with the persistent grid two where they fit beside the ring
+  // (the next tile's Q lands while the previous tile's epilogue stores O through the other).
+  static constexpr int q_buffers(const TileConfig& c) {
+    const int two = 2 * q_bytes(c) + 2 * c.stages * kv_tile_bytes(c) + 16 * c.stages + 32 + 1024;
+    return c.persistent && two <= kMaxSmemOptinBytes ? 2 : 1;
+  }
+  static constexpr int q_base(const TileConfig& c, int buffer = 0) { return buffer * q_bytes(c); }
+  static constexpr int k_base(const TileConfig& c, int stage) {
+    return q_buffers(c) * q_bytes(c) + stage * kv_tile_bytes(c);
+  }
   static constexpr int v_base(const TileConfig& c, int stage) { return k_base(c, c.stages) + stage * kv_tile_bytes(c); }
   // mbarriers (8 bytes each): full[stage] (TMA bytes landed), empty[stage] (every consumer warp done
-  // with the stage), then the Q barrier.
+  // with the stage), then the Q barrier of each Q buffer, then (persistent) each Q buffer's q_free
+  // barrier (every consumer warpgroup's O stored out of it).
   static constexpr int barrier_base(const TileConfig& c) { return v_base(c, c.stages); }
   static constexpr int full_barrier(const TileConfig& c, int stage) { return barrier_base(c) + 8 * stage; }
   static constexpr int empty_barrier(const TileConfig& c, int stage) { return barrier_base(c) + 8 * (c.stages + stage); }
-  static constexpr int q_barrier(const TileConfig& c) { return barrier_base(c) + 16 * c.stages; }
+  static constexpr int q_barrier(const TileConfig& c, int buffer = 0) { return barrier_base(c) + 16 * c.stages + 8 * buffer; }
+  static constexpr int q_free_barrier(const TileConfig& c, int buffer) { return q_barrier(c, q_buffers(c)) + 8 * buffer; }
   static constexpr int kBaseAlignSlack = 1024;  // the dynamic base is aligned up to 1024 in the kernel
-  static constexpr int smem_bytes(const TileConfig& c) { return q_barrier(c) + 8 + kBaseAlignSlack; }
+  // Persistent: each consumer warpgroup's description of its current tile (kTileInfoWords ints: its
+  // first query row, K/V tiles, head and batch), written by the warpgroup's first thread at the
+  // tile's start and read where it is needed instead of held in registers across the K/V loop
+  // (three consumers have 160: held, the tile's coordinates spilled 4 to 16 B).
+  static constexpr int kTileInfoWords = 4;
+  static constexpr int tile_info(const TileConfig& c, int consumer) {
+    return q_free_barrier(c, q_buffers(c)) + 4 * kTileInfoWords * consumer;
+  }
+  static constexpr int smem_bytes(const TileConfig& c) {
+    return (c.persistent ? tile_info(c, consumers(c)) : q_barrier(c, q_buffers(c))) + kBaseAlignSlack;
+  }
+  // Arrivals that free a Q buffer for the next tile's Q: one per consumer warpgroup, after its
+  // TMA store of O has read the buffer's rows (cp.async.bulk.wait_group.read).
+  static constexpr int q_free_arrivals(const TileConfig& c) { return consumers(c); }
   // Arrivals that free a stage: one per consumer warp, after its wgmma.wait_group 0.
   static constexpr int empty_arrivals(const TileConfig& c) { return 4 * consumers(c); }
   // TMA bytes that complete a stage's full barrier and the Q barrier.
@@ -293,10 +341,11 @@ struct Wgmma16 {
   static constexpr const auto& kCompiled = Wgmma16Compiled::kList;
 
   // ---- what the kernel template reads ------------------------------------------------------------
-  template <int D, int BR, int BC, Layout L, int DT, int STAGES, int QSMEM, int OVERLAP, int PINGPONG>
+  template <int D, int BR, int BC, Layout L, int DT, int STAGES, int QSMEM, int OVERLAP, int PINGPONG, int PERSISTENT>
   struct Tile {
-    static constexpr TileConfig kConfig{kVariant,  D,         BR,           BC,           L, static_cast<DType>(DT),
-                                        STAGES,    QSMEM != 0, OVERLAP != 0, PINGPONG != 0};
+    static constexpr TileConfig kConfig{kVariant,  D,          BR,           BC,            L, static_cast<DType>(DT),
+                                        STAGES,    QSMEM != 0, OVERLAP != 0, PINGPONG != 0, PERSISTENT != 0};
+    static constexpr int kQBuffers = q_buffers(kConfig);
     static constexpr int kConsumers = consumers(kConfig);
     static constexpr int kThreads = threads(kConfig);
     static constexpr int kSmemBytes = smem_bytes(kConfig);
