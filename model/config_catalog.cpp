@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "kernels/traits/variants.h"
+#include "model/compiled_instruction_table.h"
 #include "model/compiled_instructions.h"
 
 namespace flashtune::model {
@@ -30,6 +31,16 @@ const GeometryAnalysis& ConfigCatalog::analysis(const TileConfig& c) {
   if (auto why = tile_rejection(c)) throw std::invalid_argument(c.name() + ": " + *why);
   auto a = std::make_unique<GeometryAnalysis>(analyse_geometry(make_geometry(c)));
   apply_compiled_instruction_correction(*a);  // what the compiled code runs beyond the traits' counts
+  // A persistent config (wgmma16 /pe) runs its twin's K/V loop and epilogue once per tile: until
+  // the compiled-instruction table has a row of its own, the twin's row (the variant's share would
+  // count another loop's instructions).
+  if (c.persistent && !shipped_compiled_instruction_table().configs.count(c.name())) {
+    TileConfig twin = c;
+    twin.persistent = false;
+    const GeometryAnalysis& t = analysis(twin);
+    a->extra_warp_instructions_per_warp_tile = t.extra_warp_instructions_per_warp_tile;
+    a->extra_warp_instructions_per_warp_block = t.extra_warp_instructions_per_warp_block;
+  }
   return *cache_.emplace(key, std::move(a)).first->second;
 }
 
