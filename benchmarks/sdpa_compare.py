@@ -47,7 +47,7 @@ CASES = {  # name: (B = batch x heads, N, d, causal); t* are the seed reports' t
 }
 
 # Variants whose results are TF32-accurate only: never the "best" unless --precision tf32.
-TF32_ONLY = ("mma_1xtf32",)
+TF32_ONLY = ("mma_1xtf32", "wgmma_1xtf32")
 
 # The element types: torch's name of each (--dtype takes flashtune's).
 TORCH_DTYPE = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}

@@ -32,7 +32,6 @@ Support encode_operand_map(CUtensorMap& map, const char* name, const void* ptr, 
   using std::to_string;
   const std::string op = name;
   const long long e = w.element_bytes();
-  if (e != 2) return Support::no(op + ": the TMA kernels take 16-bit elements, not " + dtype_name(w.dtype));
   if (reinterpret_cast<std::uintptr_t>(ptr) % 16 != 0) return Support::no(op + " is not 16-byte aligned (TMA)");
   // A stride that never multiplies a non-zero index is replaced by a harmless one (TMA checks it
   // all the same).
@@ -53,10 +52,13 @@ Support encode_operand_map(CUtensorMap& map, const char* name, const void* ptr, 
   if (!encode) return Support::no("cuTensorMapEncodeTiled is not available from the CUDA driver (TMA needs CUDA 12+)");
   const cuuint64_t dims[4] = {static_cast<cuuint64_t>(w.d), static_cast<cuuint64_t>(rows),
                               static_cast<cuuint64_t>(heads), static_cast<cuuint64_t>(batches)};
-  const cuuint32_t box[4] = {64, static_cast<cuuint32_t>(box_rows), 1, 1};
+  // One 128-byte swizzled row per box: 64 16-bit or 32 fp32 columns.
+  const cuuint32_t box[4] = {static_cast<cuuint32_t>(128 / e), static_cast<cuuint32_t>(box_rows), 1, 1};
+  const CUtensorMapDataType type = w.dtype == DType::Bf16   ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                   : w.dtype == DType::Fp16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                                            : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
   const cuuint32_t elem_strides[4] = {1, 1, 1, 1};
-  const CUresult r = encode(&map, w.dtype == DType::Bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
-                            4, const_cast<void*>(ptr), dims, bytes, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+  const CUresult r = encode(&map, type, 4, const_cast<void*>(ptr), dims, bytes, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
                             CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS)

@@ -31,6 +31,8 @@ CompiledInstructionCorrection compiled_instruction_correction(const TileConfig& 
     case Variant::MmaTf32x1:
     case Variant::Mma16:
     case Variant::Wgmma16:
+    case Variant::WgmmaTf32x3:
+    case Variant::WgmmaTf32x1:
       // The 4 lanes of a row group each divide by the row's l (rcp.rn: MUFU.RCP + two FFMAs).
       k.epilogue_mufu_per_row = 4;
       k.epilogue_ffma_per_row = 2.0 * 4;

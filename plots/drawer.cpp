@@ -142,6 +142,9 @@ const char* variant_colour(Variant v) {
     case Variant::Mma16: return "#117733";  // the 16-bit family: dark green, apart from the TF32 pair
     case Variant::Wgmma16: return "#882255";  // the Hopper-native 16-bit family: wine
     case Variant::Decode: return "#AA4499";   // split-KV decode: purple
+    // The Hopper-native TF32 pair: the mma.sync pair's hues, darker.
+    case Variant::WgmmaTf32x3: return "#B07800";
+    case Variant::WgmmaTf32x1: return "#2B7BA8";
   }
   return "#000000";
 }

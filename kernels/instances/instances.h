@@ -23,5 +23,14 @@ template <int D>
 struct InstanceFile<Variant::Wgmma16, D> {
   static void add(std::vector<const KernelInstance*>& out);
 };
+// Its fp32 twins likewise (kernels/wgmma_tf32_instance.cuh).
+template <int D>
+struct InstanceFile<Variant::WgmmaTf32x3, D> {
+  static void add(std::vector<const KernelInstance*>& out);
+};
+template <int D>
+struct InstanceFile<Variant::WgmmaTf32x1, D> {
+  static void add(std::vector<const KernelInstance*>& out);
+};
 
 }  // namespace flashtune::kernels

@@ -24,10 +24,14 @@ enum class Variant : int {
                    // ring, consumer warpgroups run wgmma.mma_async with S and O in registers
   Decode = 8,      // split-KV decode (flash-decoding): few query rows per head, the heads of a K/V
                    // group packed into one block, keys split across blocks, partials combined
+  WgmmaTf32x3 = 9,   // Hopper-native (sm_90a) fp32: wgmma16's pipeline on wgmma m64nNk8 TF32, V transposed
+                     // in shared memory, each operand split into TF32 high part and residual (3 products)
+  WgmmaTf32x1 = 10,  // the same kernel with one TF32 product per wgmma: fast, TF32-accurate (opt-in)
 };
 inline constexpr Variant kAllVariants[] = {Variant::RowSmem,   Variant::RowReg,    Variant::WarpGroups,
                                            Variant::RegTile2D, Variant::MmaTf32x3, Variant::MmaTf32x1,
-                                           Variant::Mma16,     Variant::Wgmma16,   Variant::Decode};
+                                           Variant::Mma16,     Variant::Wgmma16,   Variant::Decode,
+                                           Variant::WgmmaTf32x3, Variant::WgmmaTf32x1};
 
 // Element type of Q, K, V and O. Every kernel accumulates and keeps the softmax statistics in fp32;
 // the element type is what is stored and moved, and what the tensor cores multiply. It is a
@@ -67,7 +71,9 @@ inline std::string unknown_dtype_message(std::string_view s) {
 enum class Precision : int { Fp32 = 0, Tf32 = 1 };
 inline constexpr Precision kAllPrecisions[] = {Precision::Fp32, Precision::Tf32};
 
-constexpr Precision variant_precision(Variant v) { return v == Variant::MmaTf32x1 ? Precision::Tf32 : Precision::Fp32; }
+constexpr Precision variant_precision(Variant v) {
+  return v == Variant::MmaTf32x1 || v == Variant::WgmmaTf32x1 ? Precision::Tf32 : Precision::Fp32;
+}
 // Whether a request for `requested` accuracy admits variant v: Fp32 admits the fp32-accurate
 // variants only (variant_precision == Fp32: every SIMT variant and mma_3xtf32), Tf32 admits every
 // variant (mma_1xtf32 too).
@@ -76,7 +82,12 @@ constexpr bool precision_admits(Precision requested, Variant v) {
 }
 // Tensor-core variants need TF32 mma.sync (compute capability 8.0 or newer).
 constexpr bool uses_tensor_cores(Variant v) {
-  return v == Variant::MmaTf32x3 || v == Variant::MmaTf32x1 || v == Variant::Mma16 || v == Variant::Wgmma16;
+  return v == Variant::MmaTf32x3 || v == Variant::MmaTf32x1 || v == Variant::Mma16 || v == Variant::Wgmma16 ||
+         v == Variant::WgmmaTf32x3 || v == Variant::WgmmaTf32x1;
+}
+// The sm_90a families (wgmma, TMA, setmaxnreg): wgmma16 and its TF32 twins.
+constexpr bool is_wgmma_variant(Variant v) {
+  return v == Variant::Wgmma16 || v == Variant::WgmmaTf32x3 || v == Variant::WgmmaTf32x1;
 }
 // Query rows per head up to which the decode family serves a workload (traits::Decode::kMaxQueryRows).
 inline constexpr long long kDecodeMaxQueryRows = 64;
@@ -92,12 +103,8 @@ constexpr bool variant_has_overlap_knob(Variant v) { return v == Variant::Wgmma1
 // `ping_pong`, "/pp" in the name): the wgmma16 family only, the one with several consumer
 // warpgroups per block and asynchronous products.
 constexpr bool variant_has_ping_pong_knob(Variant v) { return v == Variant::Wgmma16; }
-// Variants whose blocks can stay resident and walk a static list of tiles (the config knob
-// `persistent`, "/pe" in the name): the wgmma16 family only, whose producer warpgroup can load the
-// next tile's Q and K/V while the consumers finish the previous one.
-constexpr bool variant_has_persistent_knob(Variant v) { return v == Variant::Wgmma16; }
 constexpr int variant_min_compute_capability(Variant v) {
-  return v == Variant::Wgmma16 ? kWgmmaMinComputeCapability : uses_tensor_cores(v) ? kTensorCoreMinComputeCapability : 0;
+  return is_wgmma_variant(v) ? kWgmmaMinComputeCapability : uses_tensor_cores(v) ? kTensorCoreMinComputeCapability : 0;
 }
 
 constexpr const char* precision_name(Precision p) { return p == Precision::Tf32 ? "tf32" : "fp32"; }
@@ -135,6 +142,8 @@ constexpr const char* variant_name(Variant v) {
     case Variant::Mma16: return "mma16";
     case Variant::Wgmma16: return "wgmma16";
     case Variant::Decode: return "decode";
+    case Variant::WgmmaTf32x3: return "wgmma_3xtf32";
+    case Variant::WgmmaTf32x1: return "wgmma_1xtf32";
   }
   return "?";
 }
@@ -189,17 +198,11 @@ struct TileConfig {
   // warpgroups issue their products in turn (named barriers pass the turn round the ring), so
   // that one warpgroup's softmax runs while the others' products hold the tensor cores.
   bool ping_pong = false;
-  // Where the variant makes it a knob (variant_has_persistent_knob): about one block per SM, each
-  // walking the tiles blockIdx.x, blockIdx.x + gridDim.x, ... of the grid the variant would
-  // otherwise launch (same order, same tile to (query tile, entry) mapping), so that a block's
-  // prologue and epilogue overlap its previous tile's work.
-  bool persistent = false;
 
   // Stable, parseable name, e.g. "row_smem/d64/br64xbc32/padded"; used as a key in profiles. The
   // knobs beyond the layout follow only where they differ from the defaults above, so every name
   // written before they existed still names the same config: "mma16/d128/br128xbc64/swizzled/bf16/s3/qsmem",
-  // "wgmma16/d128/br128xbc128/swizzled/bf16/s3/ov", "wgmma16/d64/br192xbc128/swizzled/bf16/s2/pp",
-  // "wgmma16/d128/br128xbc128/swizzled/bf16/s3/ov/pp/pe".
+  // "wgmma16/d128/br128xbc128/swizzled/bf16/s3/ov", "wgmma16/d64/br192xbc128/swizzled/bf16/s2/pp".
   std::string name() const {
     std::string s = std::string(variant_name(variant)) + "/d" + std::to_string(d) + "/br" + std::to_string(Br) +
                     "xbc" + std::to_string(Bc) + "/" + layout_name(layout);
@@ -208,13 +211,12 @@ struct TileConfig {
     if (q_smem) s += "/qsmem";
     if (overlap) s += "/ov";
     if (ping_pong) s += "/pp";
-    if (persistent) s += "/pe";
     return s;
   }
   friend constexpr bool operator==(const TileConfig& a, const TileConfig& b) {
     return a.variant == b.variant && a.d == b.d && a.Br == b.Br && a.Bc == b.Bc && a.layout == b.layout &&
            a.dtype == b.dtype && a.stages == b.stages && a.q_smem == b.q_smem &&
-           a.overlap == b.overlap && a.ping_pong == b.ping_pong && a.persistent == b.persistent;
+           a.overlap == b.overlap && a.ping_pong == b.ping_pong;
   }
   friend constexpr bool operator!=(const TileConfig& a, const TileConfig& b) { return !(a == b); }
 };
@@ -262,7 +264,6 @@ inline std::optional<TileConfig> parse_config_name(std::string_view name) {
   if (skip(rest, "/qsmem")) t.q_smem = true;
   if (skip(rest, "/ov")) t.overlap = true;
   if (skip(rest, "/pp")) t.ping_pong = true;
-  if (skip(rest, "/pe")) t.persistent = true;
   if (!rest.empty()) return std::nullopt;
   t.variant = *variant;
   t.layout = *layout;

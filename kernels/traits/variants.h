@@ -21,6 +21,7 @@
 #include "tile_config.h"
 #include "warp_groups_traits.h"
 #include "wgmma16_traits.h"
+#include "wgmma_tf32_traits.h"
 
 namespace flashtune {
 
@@ -28,7 +29,8 @@ namespace traits {
 // Every variant's traits struct, at the index of its Variant value (the order of kAllVariants):
 // the one list of variants that visit_variant and the kernel registry iterate.
 using AllTraits =
-    std::tuple<RowSmem, RowReg, WarpGroups, RegTile2D, MmaTf32x3, MmaTf32x1, Mma16, Wgmma16, Decode>;
+    std::tuple<RowSmem, RowReg, WarpGroups, RegTile2D, MmaTf32x3, MmaTf32x1, Mma16, Wgmma16, Decode, WgmmaTf32x3,
+               WgmmaTf32x1>;
 
 template <Variant V>
 using TraitsOf = std::tuple_element_t<static_cast<std::size_t>(V), AllTraits>;
@@ -74,7 +76,8 @@ inline KernelGeometry make_geometry(const TileConfig& c) {
   return g ? *g : KernelGeometry{};
 }
 
-// Whether this build compiles variant v at all. The sm_90a family (wgmma16) exists only where the
+// Whether this build compiles variant v at all. The sm_90a families (wgmma16, wgmma_3xtf32,
+// wgmma_1xtf32) exist only where the
 // build targets sm_90 (kernels/CMakeLists.txt defines FLASHTUNE_WGMMA on the traits then); every
 // other variant is always compiled.
 #if FLASHTUNE_WGMMA
@@ -82,7 +85,7 @@ inline constexpr bool kWgmmaBuilt = true;
 #else
 inline constexpr bool kWgmmaBuilt = false;
 #endif
-constexpr bool variant_built(Variant v) { return v != Variant::Wgmma16 || kWgmmaBuilt; }
+constexpr bool variant_built(Variant v) { return !is_wgmma_variant(v) || kWgmmaBuilt; }
 
 // Every instantiation the kernels library compiles, in a stable order (variant, d, Br, Bc, layout).
 inline const std::vector<TileConfig>& compiled_configs() {
@@ -95,7 +98,7 @@ inline const std::vector<TileConfig>& compiled_configs() {
         return 0;
       });
     }
-    auto key = [](const TileConfig& c) { return std::make_tuple(int(c.variant), c.d, c.Br, c.Bc, int(c.layout), int(c.dtype), c.stages, c.q_smem, c.overlap, c.ping_pong, c.persistent); };
+    auto key = [](const TileConfig& c) { return std::make_tuple(int(c.variant), c.d, c.Br, c.Bc, int(c.layout), int(c.dtype), c.stages, c.q_smem, c.overlap, c.ping_pong); };
     std::sort(v.begin(), v.end(), [&](const TileConfig& a, const TileConfig& b) { return key(a) < key(b); });
     return v;
   }();
