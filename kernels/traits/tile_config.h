@@ -103,6 +103,10 @@ constexpr bool variant_has_overlap_knob(Variant v) { return v == Variant::Wgmma1
 // `ping_pong`, "/pp" in the name): the wgmma16 family only, the one with several consumer
 // warpgroups per block and asynchronous products.
 constexpr bool variant_has_ping_pong_knob(Variant v) { return v == Variant::Wgmma16; }
+// Variants whose blocks can stay resident and walk a static list of tiles (the config knob
+// `persistent`, "/pe" in the name): the wgmma16 family only, whose producer warpgroup can load the
+// next tile's Q and K/V while the consumers finish the previous one.
+constexpr bool variant_has_persistent_knob(Variant v) { return v == Variant::Wgmma16; }
 constexpr int variant_min_compute_capability(Variant v) {
   return is_wgmma_variant(v) ? kWgmmaMinComputeCapability : uses_tensor_cores(v) ? kTensorCoreMinComputeCapability : 0;
 }
@@ -198,11 +202,17 @@ struct TileConfig {
   // warpgroups issue their products in turn (named barriers pass the turn round the ring), so
   // that one warpgroup's softmax runs while the others' products hold the tensor cores.
   bool ping_pong = false;
+  // Where the variant makes it a knob (variant_has_persistent_knob): about one block per SM, each
+  // walking the tiles blockIdx.x, blockIdx.x + gridDim.x, ... of the grid the variant would
+  // otherwise launch (same order, same tile to (query tile, entry) mapping), so that a block's
+  // prologue and epilogue overlap its previous tile's work.
+  bool persistent = false;
 
   // Stable, parseable name, e.g. "row_smem/d64/br64xbc32/padded"; used as a key in profiles. The
   // knobs beyond the layout follow only where they differ from the defaults above, so every name
   // written before they existed still names the same config: "mma16/d128/br128xbc64/swizzled/bf16/s3/qsmem",
-  // "wgmma16/d128/br128xbc128/swizzled/bf16/s3/ov", "wgmma16/d64/br192xbc128/swizzled/bf16/s2/pp".
+  // "wgmma16/d128/br128xbc128/swizzled/bf16/s3/ov", "wgmma16/d64/br192xbc128/swizzled/bf16/s2/pp",
+  // "wgmma16/d128/br128xbc128/swizzled/bf16/s3/ov/pp/pe".
   std::string name() const {
     std::string s = std::string(variant_name(variant)) + "/d" + std::to_string(d) + "/br" + std::to_string(Br) +
                     "xbc" + std::to_string(Bc) + "/" + layout_name(layout);
@@ -211,12 +221,13 @@ struct TileConfig {
     if (q_smem) s += "/qsmem";
     if (overlap) s += "/ov";
     if (ping_pong) s += "/pp";
+    if (persistent) s += "/pe";
     return s;
   }
   friend constexpr bool operator==(const TileConfig& a, const TileConfig& b) {
     return a.variant == b.variant && a.d == b.d && a.Br == b.Br && a.Bc == b.Bc && a.layout == b.layout &&
            a.dtype == b.dtype && a.stages == b.stages && a.q_smem == b.q_smem &&
-           a.overlap == b.overlap && a.ping_pong == b.ping_pong;
+           a.overlap == b.overlap && a.ping_pong == b.ping_pong && a.persistent == b.persistent;
   }
   friend constexpr bool operator!=(const TileConfig& a, const TileConfig& b) { return !(a == b); }
 };
@@ -264,6 +275,7 @@ inline std::optional<TileConfig> parse_config_name(std::string_view name) {
   if (skip(rest, "/qsmem")) t.q_smem = true;
   if (skip(rest, "/ov")) t.overlap = true;
   if (skip(rest, "/pp")) t.ping_pong = true;
+  if (skip(rest, "/pe")) t.persistent = true;
   if (!rest.empty()) return std::nullopt;
   t.variant = *variant;
   t.layout = *layout;

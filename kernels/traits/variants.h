@@ -98,7 +98,7 @@ inline const std::vector<TileConfig>& compiled_configs() {
         return 0;
       });
     }
-    auto key = [](const TileConfig& c) { return std::make_tuple(int(c.variant), c.d, c.Br, c.Bc, int(c.layout), int(c.dtype), c.stages, c.q_smem, c.overlap, c.ping_pong); };
+    auto key = [](const TileConfig& c) { return std::make_tuple(int(c.variant), c.d, c.Br, c.Bc, int(c.layout), int(c.dtype), c.stages, c.q_smem, c.overlap, c.ping_pong, c.persistent); };
     std::sort(v.begin(), v.end(), [&](const TileConfig& a, const TileConfig& b) { return key(a) < key(b); });
     return v;
   }();
