@@ -265,6 +265,17 @@ struct Wgmma16 {
   // ---- instructions per K/V tile and consumer warpgroup ------------------------------------------
   static constexpr int qk_wgmmas(const TileConfig& c) { return c.d / 16; }   // m64nBck16
   static constexpr int pv_wgmmas(const TileConfig& c) { return c.Bc / 16; }  // m64ndk16
+  static constexpr int wgmmas_per_consumer_tile(const TileConfig& c) { return qk_wgmmas(c) + pv_wgmmas(c); }
+  // Each of a warpgroup's 4 warps executes every wgmma of its group as one HGMMA warp instruction,
+  // which is how the tensor pipe's counters count them (docs/counters.md).
+  static constexpr int kWarpsPerWarpgroup = kWarpgroupThreads / 32;
+  // TMA copies, one instruction each (a box 64 columns wide): per block, Q's d / 64 column blocks
+  // for each consumer's 64 rows and O's the same on the way out; per K/V tile the producer loads,
+  // K's and V's d / 64 boxes of Bc rows. Their bytes are the block traffic (set_block_traffic):
+  // a box's rows past N or kv_len are not read or written.
+  static constexpr int q_tma_loads(const TileConfig& c) { return column_blocks(c.d) * consumers(c); }
+  static constexpr int kv_tma_loads_per_tile(const TileConfig& c) { return 2 * column_blocks(c.d); }
+  static constexpr int o_tma_stores(const TileConfig& c) { return column_blocks(c.d) * consumers(c); }
   // K/V tiles the ring holds beyond the ones a consumer reads, i.e. the loads in flight that hide
   // a tile's load latency: a stage is freed once its P V completes, which with the overlap is one
   // tile later (the P V of tile j - 1 runs in iteration j).
@@ -389,7 +400,7 @@ inline KernelGeometry Wgmma16::geometry(const TileConfig& c) {
   const double t = kWarpgroupThreads * nconsumers;  // consumer threads: only they do the math
   TileInstructionCounts& n = g.per_kv_tile;
   n.mma16 = 4.0 * c.Br * bc * d / kMmaM16n8k16Flops;
-  n.wgmma = double(nconsumers) * (qk_wgmmas(c) + pv_wgmmas(c));
+  n.wgmma = double(nconsumers) * wgmmas_per_consumer_tile(c);
   // Per consumer thread: Bc / 2 scores of two rows.
   n.exp = t * (bc / 2.0 + 2.0);         // exp2 per score, alpha per row
   n.ffma = t * (bc / 2.0 + 2.0);        // the exp2 argument per score, l = l alpha + sum per row
