@@ -134,7 +134,7 @@ TEST(CliRun, NotThreeDimensional) {
 TEST(CliRun, UnknownVariantListsKnown) {
   expect_one_line_error(run_flashtune("run --B 1 --N 64 --d " + valid_d() + " --variant fastest"), 2,
                         "flashtune run: unknown variant 'fastest' (known: row_smem, row_reg, warp_groups, regtile_2d, "
-                        "mma_3xtf32, mma_1xtf32, mma16, wgmma16, decode)");
+                        "mma_3xtf32, mma_1xtf32, mma16, wgmma16, decode, wgmma_3xtf32, wgmma_1xtf32)");
 }
 
 // --precision: a bad value is named with the known ones; a TF32-only variant needs tf32. Both

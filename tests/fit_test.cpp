@@ -157,11 +157,14 @@ TEST(FitDataset, TensorCoreMeasurementsOnPascalAreSkipped) {
   const model::GpuSpec gtx = model::find_gpu_spec("nvidia-gtx-1080", FLASHTUNE_TEST_GPU_DIR);
   const FitDataset ds = make_fit_dataset(p, "synthetic", gtx);
   std::size_t tensor = 0, skipped_tensor = 0;
-  for (const Measurement& m : p.measurements) tensor += m.config.rfind("mma_", 0) == 0;
+  for (const Measurement& m : p.measurements) tensor += m.config.rfind("mma_", 0) == 0 || m.config.rfind("wgmma_", 0) == 0;
   for (const std::string& s : ds.skipped)
     if (s.find("mma_") != std::string::npos) {
       ++skipped_tensor;
-      EXPECT_NE(s.find("needs TF32 tensor cores (compute capability >= 8.0); NVIDIA GeForce GTX 1080 is 6.1"),
+      // The sm_90a fp32 family (wgmma_3xtf32, wgmma_1xtf32) is refused for wgmma, not TF32.
+      EXPECT_NE(s.find(s.find("wgmma_") != std::string::npos
+                           ? "needs sm_90a (wgmma, TMA: compute capability >= 9.0); NVIDIA GeForce GTX 1080 is 6.1"
+                           : "needs TF32 tensor cores (compute capability >= 8.0); NVIDIA GeForce GTX 1080 is 6.1"),
                 std::string::npos) << s;
     }
   ASSERT_GT(tensor, 0u);

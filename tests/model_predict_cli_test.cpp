@@ -142,7 +142,7 @@ TEST(PredictCli, DtypeIsCheckedAndFiltersTheConfigs) {
 TEST(PredictCli, BadValuesAreNamed) {
   expect_error(predict("--gpu h200 --B 0 --N 128 --d 64 --all"), "B=0: must be >= 1");
   expect_error(predict("--gpu h200 --B 1 --N 128 --d 64 --variant fast --Br 64 --Bc 32"),
-               "unknown variant 'fast' (known: row_smem, row_reg, warp_groups, regtile_2d, mma_3xtf32, mma_1xtf32, mma16, wgmma16, decode)");
+               "unknown variant 'fast' (known: row_smem, row_reg, warp_groups, regtile_2d, mma_3xtf32, mma_1xtf32, mma16, wgmma16, decode, wgmma_3xtf32, wgmma_1xtf32)");
   expect_error(predict("--gpu h200 --B 1 --N 128 --d 64"),
                "name a config (--config NAME, or --variant, --Br, --Bc [--layout]) or rank them all with --all");
   const std::string prof = profile_with("profile.json", {{"fp32_eff", 0.5}});
@@ -267,12 +267,15 @@ TEST(PredictCli, AllListsTf32ConfigsOnlyUnderPrecisionTf32) {
   EXPECT_EQ(count_prefix(strict, "mma_1xtf32/"), 0u);
   EXPECT_GT(count_prefix(loose, "mma_3xtf32/"), 0u);
   EXPECT_GT(count_prefix(loose, "mma_1xtf32/"), 0u);
-  EXPECT_EQ(loose.size(), strict.size() + count_prefix(loose, "mma_1xtf32/"));
+  EXPECT_EQ(loose.size(), strict.size() + count_prefix(loose, "mma_1xtf32/") + count_prefix(loose, "wgmma_1xtf32/"));
   EXPECT_EQ(nlohmann::json::parse(fp32.output).at("precision"), "fp32");
   EXPECT_EQ(nlohmann::json::parse(tf32.output).at("precision"), "tf32");
   const nlohmann::json loose_doc = nlohmann::json::parse(tf32.output);
   for (const auto& row : loose_doc.at("results"))
-    EXPECT_EQ(row.at("precision"), row.at("config").get<std::string>().rfind("mma_1xtf32/", 0) == 0 ? "tf32" : "fp32");
+    EXPECT_EQ(row.at("precision"), row.at("config").get<std::string>().rfind("mma_1xtf32/", 0) == 0 ||
+                                           row.at("config").get<std::string>().rfind("wgmma_1xtf32/", 0) == 0
+                                       ? "tf32"
+                                       : "fp32");
   // The table says the same.
   const Result table = predict("--gpu h200 --B 10 --N 2048 --d 64 --all");
   ASSERT_EQ(table.exit_code, 0) << table.output;

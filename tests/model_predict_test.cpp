@@ -719,7 +719,9 @@ TEST_F(PredictShipped, RankConfigsLeavesTensorCoreConfigsOutOnPascalOnly) {
   EXPECT_EQ(count_tc(pascal.ranked), 0u);
   EXPECT_EQ(count_tc(pascal.refused), tensor);
   for (const RefusedConfig& r : pascal.refused) {
-    if (uses_tensor_cores(r.config.variant)) {
+    if (is_wgmma_variant(r.config.variant)) {
+      EXPECT_EQ(r.reason, "needs sm_90a (wgmma, TMA: compute capability >= 9.0); NVIDIA GeForce GTX 1080 is 6.1");
+    } else if (uses_tensor_cores(r.config.variant)) {
       EXPECT_EQ(r.reason, "needs TF32 tensor cores (compute capability >= 8.0); NVIDIA GeForce GTX 1080 is 6.1");
     }
   }

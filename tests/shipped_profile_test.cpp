@@ -103,8 +103,10 @@ TEST(ShippedProfile, EveryPairOfTheExhaustivePlanMeasuredExactlyOnce) {
   std::set<PairKey> planned;
   for (const NamedWorkload& w : shipped_workloads())
     for (const TileConfig& c : configs_for(w.workload, compiled_configs()))
-      // The shipped sweeps predate the decode family (its H100 sweeps: docs/results/h100-decode-*).
-      if (c.variant != Variant::Decode) planned.insert({w.name, c.name()});
+      // The shipped sweeps predate the decode family (its H100 sweeps: docs/results/h100-decode-*)
+      // and the sm_90a fp32 family (wgmma_3xtf32, wgmma_1xtf32: not swept yet).
+      if (c.variant != Variant::Decode && c.variant != Variant::WgmmaTf32x3 && c.variant != Variant::WgmmaTf32x1)
+        planned.insert({w.name, c.name()});
   const std::set<PairKey> measured = pairs_of(p);
   for (const PairKey& k : planned) EXPECT_TRUE(measured.count(k)) << k.first << " " << k.second << " not measured";
 #if !FLASHTUNE_SMALL_KERNEL_SET

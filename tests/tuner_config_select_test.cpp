@@ -38,7 +38,7 @@ TEST(ConfigSelect, UnsupportedHeadDimListsCompiled) {
 
 TEST(ConfigSelect, UnknownNamesListTheKnownOnes) {
   EXPECT_EQ(usage_error_of([] { parse_variant_or_throw("row_fast"); }),
-            "unknown variant 'row_fast' (known: row_smem, row_reg, warp_groups, regtile_2d, mma_3xtf32, mma_1xtf32, mma16, wgmma16, decode)");
+            "unknown variant 'row_fast' (known: row_smem, row_reg, warp_groups, regtile_2d, mma_3xtf32, mma_1xtf32, mma16, wgmma16, decode, wgmma_3xtf32, wgmma_1xtf32)");
   EXPECT_EQ(usage_error_of([] { parse_precision_or_throw("fp16"); }), "unknown precision 'fp16' (known: fp32, tf32)");
   EXPECT_EQ(parse_precision_or_throw("tf32"), Precision::Tf32);
   EXPECT_EQ(parse_precision_or_throw("fp32"), Precision::Fp32);

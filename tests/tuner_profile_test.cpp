@@ -439,7 +439,7 @@ TEST(Plan, ExhaustiveTakesEveryConfigOfTheWorkloadsD) {
   }
 }
 
-// --precision tf32 plans mma_1xtf32 too; fp32 (the default) never does, in either strategy.
+// --precision tf32 plans mma_1xtf32 (and wgmma_1xtf32) too; fp32 (the default) never does, in either strategy.
 TEST(Plan, PrecisionTf32AddsTheTf32Configs) {
   const std::vector<NamedWorkload> ws = {{"t", {10, 2048, 64, false, 0}}};
   PlanOptions tf32;
@@ -447,7 +447,7 @@ TEST(Plan, PrecisionTf32AddsTheTf32Configs) {
   const TunePlan strict = make_plan(ws, compiled_configs(), {}), loose = make_plan(ws, compiled_configs(), tf32);
   EXPECT_EQ(loose.pairs.size(), configs_for(ws[0].workload, compiled_configs()).size());
   std::size_t tf32_pairs = 0;
-  for (const PlannedPair& p : loose.pairs) tf32_pairs += p.config.variant == Variant::MmaTf32x1;
+  for (const PlannedPair& p : loose.pairs) tf32_pairs += variant_precision(p.config.variant) == Precision::Tf32;
   EXPECT_GT(tf32_pairs, 0u);
   EXPECT_EQ(strict.pairs.size() + tf32_pairs, loose.pairs.size());
 
@@ -457,7 +457,7 @@ TEST(Plan, PrecisionTf32AddsTheTf32Configs) {
   top.top_k = 1000;  // every config the model ranks
   top.gpu = &gpu;
   for (const PlannedPair& p : make_plan(ws, compiled_configs(), top).pairs)
-    EXPECT_NE(p.config.variant, Variant::MmaTf32x1) << p.config.name();
+    EXPECT_EQ(variant_precision(p.config.variant), Precision::Fp32) << p.config.name();
 }
 
 TEST(Plan, AWorkloadNothingImplementsIsNamed) {
@@ -485,7 +485,9 @@ TEST(Plan, ModelStrategyMeasuresTheTopKPredicted) {
     std::vector<double> times;
     for (const PlannedPair& p : plan.pairs)
       if (p.workload == wi) times.push_back(p.predicted_ms);
-    const std::size_t avail = configs_for(ws[wi].workload, compiled_configs()).size();
+    // The fp32 plan's candidates: the TF32-only variants are left out.
+    std::size_t avail = 0;
+    for (const TileConfig& c : configs_for(ws[wi].workload, compiled_configs())) avail += precision_admits(Precision::Fp32, c.variant);
     EXPECT_EQ(times.size(), std::min<std::size_t>(3, avail));
     for (std::size_t i = 1; i < times.size(); ++i) EXPECT_LE(times[i - 1], times[i]);
     for (double t : times) EXPECT_GT(t, 0);
