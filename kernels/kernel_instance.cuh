@@ -1,6 +1,7 @@
 // The generic KernelInstance: one per compiled config (variant, d, Br, Bc, layout, dtype, stages,
 // q_smem), its description and launch geometry read from the variant's traits Tile, its kernel
-// named by the instance file; and InstanceFile<V, D>::add, which the instance files instantiate.
+// named by the instance file; and InstanceFile<V, D, PtxasO1>::add, which the instance files
+// instantiate.
 // The fp32 variants' Tile and kernel templates take (D, BR, BC, L) and ignore the knobs (their
 // configs have them at the defaults); mma16's take all seven (TraitsTile below).
 #pragma once
@@ -94,9 +95,9 @@ class TiledKernelInstance final : public KernelInstance {
   KernelFn fn_;
 };
 
-// Appends one instance per entry of Traits::kCompiled whose d is D, each instantiating the
-// kernel named by KernelOf<D, BR, BC, L, DT, STAGES, QSMEM>::fn. Only the entries for D are
-// instantiated, so each instance file compiles its own share.
+// Appends one instance per entry of Traits::kCompiled whose d is D and whose ptxas level is the
+// file's, each instantiating the kernel named by KernelOf<D, BR, BC, L, DT, STAGES, QSMEM>::fn.
+// Only those entries are instantiated, so each instance file compiles its own share.
 // The instance class of a compiled config: the tiled one above, unless the variant's kernel header
 // specializes this for its traits (the decode family: two kernels and a workspace per launch).
 template <class Traits, int D, int BR, int BC, Layout L, int DT, int STAGES, int QSMEM>
@@ -104,21 +105,25 @@ struct InstanceOf {
   using type = TiledKernelInstance<Traits, D, BR, BC, L, DT, STAGES, QSMEM>;
 };
 
-template <class Traits, int D, template <int, int, int, Layout, int, int, int> class KernelOf, int CD, int CBR,
+// Take is a template argument (not a test inside) so that an entry's add_if is the same function
+// in both instance files of a d: empty in the one that does not build it.
+template <bool Take, class Traits, template <int, int, int, Layout, int, int, int> class KernelOf, int CD, int CBR,
           int CBC, Layout CL, int CDT, int CS, int CQ>
-void add_if_d(std::vector<const KernelInstance*>& out) {
-  if constexpr (CD == D) {
+void add_if(std::vector<const KernelInstance*>& out) {
+  if constexpr (Take) {
     static const typename InstanceOf<Traits, CD, CBR, CBC, CL, CDT, CS, CQ>::type instance(
         KernelOf<CD, CBR, CBC, CL, CDT, CS, CQ>::fn);
     out.push_back(&instance);
   }
 }
 
-template <class Traits, int D, template <int, int, int, Layout, int, int, int> class KernelOf, std::size_t... I>
+template <class Traits, int D, bool PtxasO1, template <int, int, int, Layout, int, int, int> class KernelOf,
+          std::size_t... I>
 void add_compiled_impl(std::vector<const KernelInstance*>& out, std::index_sequence<I...>) {
-  (add_if_d<Traits, D, KernelOf, Traits::kCompiled[I].d, Traits::kCompiled[I].Br, Traits::kCompiled[I].Bc,
-            Traits::kCompiled[I].layout, static_cast<int>(Traits::kCompiled[I].dtype), Traits::kCompiled[I].stages,
-            Traits::kCompiled[I].q_smem ? 1 : 0>(out),
+  (add_if<Traits::kCompiled[I].d == D && traits::built_at_ptxas_o1<Traits>(Traits::kCompiled[I]) == PtxasO1, Traits,
+          KernelOf, Traits::kCompiled[I].d, Traits::kCompiled[I].Br, Traits::kCompiled[I].Bc, Traits::kCompiled[I].layout,
+          static_cast<int>(Traits::kCompiled[I].dtype), Traits::kCompiled[I].stages,
+          Traits::kCompiled[I].q_smem ? 1 : 0>(out),
    ...);
 }
 
@@ -127,11 +132,11 @@ void add_compiled_impl(std::vector<const KernelInstance*>& out, std::index_seque
 template <Variant V>
 struct VariantKernel;
 
-template <Variant V, int D>
-void InstanceFile<V, D>::add(std::vector<const KernelInstance*>& out) {
+template <Variant V, int D, bool PtxasO1>
+void InstanceFile<V, D, PtxasO1>::add(std::vector<const KernelInstance*>& out) {
   using Traits = traits::TraitsOf<V>;
   constexpr std::size_t n = sizeof(Traits::kCompiled) / sizeof(Traits::kCompiled[0]);
-  add_compiled_impl<Traits, D, VariantKernel<V>::template Of>(out, std::make_index_sequence<n>{});
+  add_compiled_impl<Traits, D, PtxasO1, VariantKernel<V>::template Of>(out, std::make_index_sequence<n>{});
 }
 
 }  // namespace flashtune::kernels

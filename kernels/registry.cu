@@ -21,19 +21,23 @@ auto order_key(const TileConfig& c) {
 }
 
 template <class Traits>
-constexpr bool compiles_d(int d) {
+constexpr bool compiles_d(int d, bool ptxas_o1) {
   for (const TileConfig& c : Traits::kCompiled)
-    if (c.d == d) return true;
+    if (c.d == d && traits::built_at_ptxas_o1<Traits>(c) == ptxas_o1) return true;
   return false;
 }
 
-// The instance file of (Traits' variant, D) where its compiled list has an entry with that d. A
-// (variant, d) whose file kernels/CMakeLists.txt does not write fails the link, naming
-// InstanceFile<V, D>::add.
+// The instance files of (Traits' variant, D) where its compiled list has an entry with that d: the
+// -O3 one and the ptxas -O1 one, each where it holds a tile. A file kernels/CMakeLists.txt does
+// not write fails the link, naming InstanceFile<V, D, PtxasO1>::add (an -O1 file: add that d to
+// the variant's PTXAS_O1 list there).
 template <class Traits, int D>
 void add_instance_file(std::vector<const KernelInstance*>& v) {
   // variant_built: the sm_90a family's files exist only in builds that target sm_90.
-  if constexpr (compiles_d<Traits>(D) && variant_built(Traits::kVariant)) kernels::InstanceFile<Traits::kVariant, D>::add(v);
+  if constexpr (variant_built(Traits::kVariant)) {
+    if constexpr (compiles_d<Traits>(D, false)) kernels::InstanceFile<Traits::kVariant, D>::add(v);
+    if constexpr (compiles_d<Traits>(D, true)) kernels::InstanceFile<Traits::kVariant, D, true>::add(v);
+  }
 }
 
 template <class Traits, std::size_t... J>

@@ -5,10 +5,11 @@
 # (the fp32 variants), or for mma16, wgmma16 and decode the kernel's full config name in place of the
 # five fields (decode's combine kernels under their mangled names):
 #   mma16/d128/br128xbc64/swizzled/bf16/s2/qsmem registers spill_stores spill_loads stack
+# and "ptxas -O1" at the end of the line of a kernel from an -O1 instance file (<stem>_d<D>_o1.cu).
 # Exits 1 when any kernel spills. Usage: scripts/ptxas_report.sh [build-dir] [extra cmake args...]
 # ONLY=<stem>[,<stem>...] (instance file stems of kernels/CMakeLists.txt: row_smem, row_reg,
 # warp_groups, regtile_2d, mma_3xtf32, mma_1xtf32, mma16, wgmma16, decode) compiles and reports those variants'
-# instance files only (build/kernels/CMakeFiles/flashtune_kernels.dir/instances/<stem>_d*.cu.o, the
+# instance files only (build/kernels/CMakeFiles/flashtune_kernels.dir/instances/<stem>_d*[_o1].cu.o, the
 # sm_90a ones under flashtune_kernels_sm90a.dir), not
 # the whole library: e.g. ONLY=mma16 scripts/ptxas_report.sh build-ptxas -DFLASHTUNE_SMALL_KERNEL_SET=OFF
 set -euo pipefail
@@ -21,7 +22,7 @@ if [ -n "${ONLY:-}" ]; then
   objdir='kernels/CMakeFiles/flashtune_kernels(_sm90a)?\.dir/instances'
   targets=()
   for stem in ${ONLY//,/ }; do
-    found="$(ninja -C "$build" -t targets all | grep -oE "^$objdir/${stem}_d[0-9]*\.cu\.o" | sort -u)"
+    found="$(ninja -C "$build" -t targets all | grep -oE "^$objdir/${stem}_d[0-9]*(_o1)?\.cu\.o" | sort -u)"
     [ -n "$found" ] || { echo "ptxas_report: no instance objects for '$stem' in $build" >&2; exit 2; }
     for t in $found; do targets+=("$t"); rm -f "$build/$t"; done
   done
@@ -33,6 +34,8 @@ else
 fi
 
 awk '
+  # ninja prints the description of each step (the object it built) right before its output.
+  /Building CUDA object/ { o1 = ($0 ~ /_o1\.cu\.o/); next }
   /Compiling entry function/ {
     name = $0; sub(/.*function \047/, "", name); sub(/\047.*/, "", name); next
   }
@@ -73,7 +76,7 @@ awk '
       split(s, f, " "); lay = (f[5] == 0 ? "plain" : (f[5] == 1 ? "padded" : "swizzled"))
       label = sprintf("%-12s d%-4s br%-4s bc%-4s %-8s", f[1] == 0 ? "mma_3xtf32" : "mma_1xtf32", f[2], f[3], f[4], lay)
     }
-    printf "%-48s regs %3s  spill_st %4s  spill_ld %4s  stack %4s\n", label, regs, st, ld, stack
+    printf "%-48s regs %3s  spill_st %4s  spill_ld %4s  stack %4s%s\n", label, regs, st, ld, stack, o1 ? "  ptxas -O1" : ""
     if (st + 0 > 0 || ld + 0 > 0) spills++
     n++
   }

@@ -1,7 +1,9 @@
 // The registry's view of the instance files: kernels/CMakeLists.txt writes one translation unit
 // per (variant, d) from instances/instance.cu.in (so that the build compiles them in parallel),
-// each an explicit instantiation of InstanceFile<V, D>. The registry calls add() for every
-// (variant, d) with an entry in the traits' compiled lists, chosen at compile time.
+// each an explicit instantiation of InstanceFile<V, D>, and a second one, InstanceFile<V, D, true>
+// compiled with ptxas -O1, where the traits build some tiles of that d at -O1
+// (traits::built_at_ptxas_o1). The registry calls add() for every (variant, d, level) with an
+// entry in the traits' compiled lists, chosen at compile time.
 #pragma once
 
 #include <vector>
@@ -10,10 +12,11 @@
 
 namespace flashtune::kernels {
 
-template <Variant V, int D>
+template <Variant V, int D, bool PtxasO1 = false>
 struct InstanceFile {
-  // Appends one instance per entry of the variant's traits kCompiled whose d is D. Defined in
-  // kernels/kernel_instance.cuh, which only the instance files include.
+  // Appends one instance per entry of the variant's traits kCompiled whose d is D and whose
+  // built_at_ptxas_o1 is PtxasO1. Defined in kernels/kernel_instance.cuh, which only the
+  // instance files include.
   static void add(std::vector<const KernelInstance*>& out);
 };
 

@@ -48,7 +48,8 @@ namespace flashtune::traits {
 
 // What the library compiles, per d and dtype (kernels/CMakeLists.txt writes one instance file per
 // (variant, d); each holds both dtypes). Chosen with ptxas -v on sm_90 (docs/kernels.md, mma16):
-// every entry compiles without spills. bf16 gets the tuning grid: Br {64, 128} x Bc {32, 64, 128}
+// every entry compiles without spills, the d = 128 Br = 128 x Bc = 64 s2 tiles at ptxas -O1
+// (Mma16::ptxas_o1). bf16 gets the tuning grid: Br {64, 128} x Bc {32, 64, 128}
 // with 2 stages, 3 stages on the tiles whose K/V wait matters, Q in registers where it fits beside
 // O and S (d <= 64: d / 2 registers), and one padded tile per d for the bank-conflict contrast.
 // fp16 runs the same instructions at the same rate (mma .f16 and .bf16 share the pipe), so it gets
@@ -88,15 +89,15 @@ struct Mma16Compiled {
       {V, 64, 64, 64, S, H, 2, false},
       {V, 64, 128, 64, S, H, 2, false},
       {V, 64, 128, 128, S, H, 2, true},
-      // d = 128: O alone is 128 registers per lane: Q re-read from shared memory, Bc <= 64.
+      // d = 128: O alone is 128 registers per lane: Q re-read from shared memory, Bc <= 64. Not
+      // compiled: Br 64 x Bc 64 (bf16, fp16) and Br 128 x Bc 64 s3, which spill 8 B at ptxas -O3,
+      // run 12-18% slower at -O1, and were slower than Br 128 x Bc 64 s2 on every d = 128 case
+      // timed either way (H100, docs/kernels.md, mma16).
       {V, 128, 64, 32, S, B, 2, true},
-      {V, 128, 64, 64, S, B, 2, true},
       {V, 128, 128, 32, S, B, 2, true},
       {V, 128, 128, 32, S, B, 3, true},
       {V, 128, 128, 64, S, B, 2, true},
-      {V, 128, 128, 64, S, B, 3, true},
       {V, 128, 128, 64, P, B, 2, true},
-      {V, 128, 64, 64, S, H, 2, true},
       {V, 128, 128, 64, S, H, 2, true},
   };
 #endif
@@ -260,6 +261,13 @@ struct Mma16 {
   }
 
   static constexpr const auto& kCompiled = Mma16Compiled::kList;
+  // Built at ptxas -O1 (traits_common.h, built_at_ptxas_o1): d = 128, Br 128 x Bc 64 with two
+  // stages. At -O3 they hold 255 registers and keep 8 bytes in local memory; at -O1 none, and
+  // they ran 0.92-1.03x their -O3 time on the H100, where -O1 slows the other d = 128 tiles by
+  // 10-18% (docs/kernels.md, mma16).
+  static constexpr bool ptxas_o1(const TileConfig& c) {
+    return c.d == 128 && c.Br == 128 && c.Bc == 64 && c.stages == 2;
+  }
 
   // ---- what the kernel template reads --------------------------------------------------------
   template <int D, int BR, int BC, Layout L, int DT, int STAGES, int QSMEM>

@@ -5,6 +5,8 @@
 
 #include <optional>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 #include "kernel_geometry.h"
 #include "tile_config.h"
@@ -244,6 +246,23 @@ inline std::string fault_words(TileFault f, const TileConfig& c, Variant expecte
              " launches one block per tile (no /pe: only wgmma16 has a persistent tile scheduler)";
     default: return std::string(variant_name(expected)) + " cannot build " + c.name();
   }
+}
+
+// Whether the compiled tile c is built at ptxas -O1, in its (variant, d)'s second instance file
+// (kernels/CMakeLists.txt, `PTXAS_O1`): ptxas has no per-kernel optimization level, so the tiles
+// that need another level need their own translation unit. A variant opts in with a static
+// constexpr `ptxas_o1(const TileConfig&)` in its traits; without one every tile is built at -O3.
+template <class Traits, class = void>
+struct HasPtxasO1 : std::false_type {};
+template <class Traits>
+struct HasPtxasO1<Traits, std::void_t<decltype(Traits::ptxas_o1(std::declval<const TileConfig&>()))>>
+    : std::true_type {};
+template <class Traits>
+constexpr bool built_at_ptxas_o1(const TileConfig& c) {
+  if constexpr (HasPtxasO1<Traits>::value)
+    return Traits::ptxas_o1(c);
+  else
+    return false;
 }
 
 // Index of the first entry of Traits::kCompiled that Traits::fault() refuses, -1 when every entry
