@@ -143,9 +143,10 @@ DecodePrediction pick_decode_splits(const Workload& w, const TileConfig& c, cons
   DecodePrediction best = predict_decode(w, c, gpu, k, 1, run);
   if (!best.refusal.empty()) return best;
   const Decode::Shape one = Decode::shape(c, w.B / w.kv_group, w.kv_group, w.kv_group, w.N, w.keys(), 1);
-  // The split counts whose chunks keep at least the traits' kMinChunkTiles key tiles per warp
-  // (shorter chunks only add blocks' fixed costs and the combine's walk).
-  const long long most = std::max<long long>(1, std::min<long long>(one.block_tiles / Decode::kMinChunkTiles, 1024));
+  // The split counts whose chunks keep at least the traits' kMinSearchChunkTiles key tiles per
+  // warp (shorter chunks only add blocks' fixed costs and the combine's walk).
+  const long long most =
+      std::max<long long>(1, std::min<long long>(one.block_tiles / Decode::kMinSearchChunkTiles, 1024));
   int last = 1;
   for (long long asked = 2; asked <= most; ++asked) {
     const int used = Decode::shape(c, w.B / w.kv_group, w.kv_group, w.kv_group, w.N, w.keys(), int(asked)).splits;

@@ -21,7 +21,7 @@
 //              combine_cycles + combine_split_cycles x splits;
 //   time       = split kernel + combine + launch_overhead_us.
 // pick_decode_splits evaluates every split count whose chunks keep at least the traits'
-// kMinChunkTiles key tiles per warp and keeps the fastest (equal times: the fewer splits). No
+// kMinSearchChunkTiles key tiles per warp and keeps the fastest (equal times: the fewer splits). No
 // margin in favour of fewer splits: what more splits cost (the combine, the blocks' fixed cost,
 // the waves) is in the times.
 #pragma once
@@ -64,7 +64,7 @@ struct DecodeRunState {
 DecodePrediction predict_decode(const Workload& w, const TileConfig& c, const GpuSpec& gpu, const Coefficients& k,
                                 int splits, const DecodeRunState& run = {});
 
-// The split count with the least predicted time (chunks of at least kMinChunkTiles tiles per warp).
+// The split count with the least predicted time (chunks of at least kMinSearchChunkTiles tiles per warp).
 DecodePrediction pick_decode_splits(const Workload& w, const TileConfig& c, const GpuSpec& gpu, const Coefficients& k,
                                     const DecodeRunState& run = {});
 

@@ -162,6 +162,12 @@ struct Decode {
   // 17 splits, 136 blocks, 0.125 ms against 0.112 at 5 and 15). The model (model/decode_model.h)
   // picks by predicted time instead.
   static constexpr int kMinChunkTiles = 8;
+  // The shortest chunk the model's split search (model::pick_decode_splits) considers: 4 key tiles
+  // per warp. Shorter than kMinChunkTiles, because the read-flushed sweeps put the best split of
+  // 8 K/V heads x 4096 keys at 8 (4 tiles per warp) on both GPUs, 15-22% ahead of the 4 that a
+  // bound of 8 tiles allowed (docs/results/h{100,200}-decode-bench-bf16-read-*.jsonl); 2 tiles
+  // picked the same splits on every sweep.
+  static constexpr int kMinSearchChunkTiles = 4;
   static constexpr int default_splits(const TileConfig& c, long long batch, int q_heads, int kv_group, long long nq,
                                       long long keys, long long sms) {
     const Shape one = shape(c, batch, q_heads, kv_group, nq, keys, 1);
