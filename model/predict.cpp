@@ -228,10 +228,14 @@ Prediction predict(const Workload& w, const GeometryAnalysis& g, const GpuSpec& 
   BlockWork b{};
   b.fp32 = n.fp32_instructions() / blocks / (gpu.fp32_lanes_per_sm * clock * c.fp32_efficiency);
   // mma.sync at the spec's rate for its element type times the one fitted efficiency (0 for SIMT
-  // kernels): TF32 m16n8k8 at the TF32 rate, bf16/fp16 m16n8k16 at the workload dtype's rate.
+  // kernels): TF32 m16n8k8 at the TF32 rate, bf16/fp16 m16n8k16 at the workload dtype's rate. The
+  // tf32 wgmma pair (wgmma_3xtf32 / wgmma_1xtf32) issues wgmma, not mma.sync: the spec's rate is
+  // that instruction's, at wgmma16's efficiency (wgmma_efficiency), not mma.sync's fraction of it
+  // (with tensor_efficiency the H100's measured 3xTF32 rows were predicted 1.48-1.62x their time).
+  const double tf32_efficiency = is_wgmma_variant(g.config.variant) ? c.wgmma_efficiency : c.tensor_efficiency;
   b.tensor = 0.0;
   if (n.mma > 0)
-    b.tensor += n.mma_flops() / blocks / (gpu.tf32_tensor_flops_per_clock_per_sm * clock * c.tensor_efficiency);
+    b.tensor += n.mma_flops() / blocks / (gpu.tf32_tensor_flops_per_clock_per_sm * clock * tf32_efficiency);
   if (n.mma16 > 0)
     b.tensor += n.mma16_flops() / blocks /
                 (gpu.tensor_flops_per_clock_per_sm(g.config.dtype) * clock * c.tensor_efficiency);
