@@ -69,6 +69,7 @@
 #include <string>
 
 #include "kernels/traits/kernel_geometry.h"
+#include "kernels/traits/warpgroup_roles.h"
 #include "kernels/traits/tile_config.h"
 #include "kernels/traits/traits_common.h"
 
@@ -140,35 +141,17 @@ struct Wgmma16Compiled {
 #endif
 };
 
-struct Wgmma16 {
+struct Wgmma16 : WarpgroupRoles<24> {
   static constexpr Variant kVariant = Variant::Wgmma16;
   // Causal query tiles run heavy first (kernels/attention_params.cuh), on a batch-fastest grid.
   static constexpr bool kCausalHeavyFirst = true;
 
-  // ---- roles -----------------------------------------------------------------------------------
-  static constexpr int kWarpgroupThreads = 128;
-  static constexpr int kRowsPerConsumer = 64;  // the M of every wgmma
+  // ---- roles (warpgroup_roles.h) -----------------------------------------------------------------
   static constexpr int kElementBytes = 2;
-  static constexpr int consumers(const TileConfig& c) { return c.Br / kRowsPerConsumer; }
-  static constexpr int threads(const TileConfig& c) { return kWarpgroupThreads * (1 + consumers(c)); }
-  // Registers per thread by role (setmaxnreg, sm_90a): the producer keeps 24, the minimum; the
-  // consumers share the rest of the SM's 65536 in the allocation unit of 8: two take 240 each (S, P
-  // and O of a d = 128, Bc = 128 tile: 64 + 32 + 64, plus the softmax state and addressing),
+  // The producer keeps 24 registers, the minimum; two consumers take 240 each (S, P and O of a
+  // d = 128, Bc = 128 tile: 64 + 32 + 64, plus the softmax state and addressing),
   // 128 x (24 + 2 x 240) = 64512; three take 160 (d = 64, Bc = 128: 64 + 32 + 32 and the same
-  // state), 128 x (24 + 3 x 160) = 64512. With one consumer the launch already grants 255 to every
-  // thread, so no reallocation.
-  static constexpr int kProducerRegisters = 24;
-  static constexpr int consumer_registers(const TileConfig& c) {
-    const int share = (65536 / kWarpgroupThreads - kProducerRegisters) / consumers(c) / 8 * 8;
-    return share < 240 ? share : 240;
-  }
-  static constexpr bool reallocates_registers(const TileConfig& c) { return consumers(c) > 1; }
-  // What the launch grants every thread under __launch_bounds__(threads, 1): the register file
-  // over the block, in the allocation unit of 8, at most 255. ptxas reports this value.
-  static constexpr int launch_registers(const TileConfig& c) {
-    const int r = (65536 / threads(c)) / 8 * 8;
-    return r < 255 ? r : 255;
-  }
+  // state), 128 x (24 + 3 x 160) = 64512.
   // Per thread, as ptxas reports it: the launch value where the warpgroups reallocate (ptxas -v
   // prints the register count at entry); with one consumer, what the consumer code needs: S, O and
   // P (Bc / 2 + d / 2 + Bc / 4) and 52 for the softmax state, the mask and addressing. The 52 is
@@ -266,9 +249,6 @@ struct Wgmma16 {
   static constexpr int qk_wgmmas(const TileConfig& c) { return c.d / 16; }   // m64nBck16
   static constexpr int pv_wgmmas(const TileConfig& c) { return c.Bc / 16; }  // m64ndk16
   static constexpr int wgmmas_per_consumer_tile(const TileConfig& c) { return qk_wgmmas(c) + pv_wgmmas(c); }
-  // Each of a warpgroup's 4 warps executes every wgmma of its group as one HGMMA warp instruction,
-  // which is how the tensor pipe's counters count them (docs/counters.md).
-  static constexpr int kWarpsPerWarpgroup = kWarpgroupThreads / 32;
   // TMA copies, one instruction each (a box 64 columns wide): per block, Q's d / 64 column blocks
   // for each consumer's 64 rows and O's the same on the way out; per K/V tile the producer loads,
   // K's and V's d / 64 boxes of Bc rows. Their bytes are the block traffic (set_block_traffic):

@@ -44,6 +44,7 @@
 #include <string>
 
 #include "kernels/traits/kernel_geometry.h"
+#include "kernels/traits/warpgroup_roles.h"
 #include "kernels/traits/mma_tf32_traits.h"
 #include "kernels/traits/tile_config.h"
 #include "kernels/traits/traits_common.h"
@@ -79,7 +80,7 @@ struct WgmmaTf32Compiled<MmaPrecision::Tf32x1> {
 };
 
 template <MmaPrecision P>
-struct WgmmaTf32 {
+struct WgmmaTf32 : WarpgroupRoles<56> {
   static constexpr Variant kVariant = P == MmaPrecision::Tf32x3 ? Variant::WgmmaTf32x3 : Variant::WgmmaTf32x1;
   static constexpr MmaPrecision kPrecision = P;
   static constexpr bool kSplit = P == MmaPrecision::Tf32x3;
@@ -87,27 +88,12 @@ struct WgmmaTf32 {
   static constexpr int kProducts = kSplit ? 3 : 1;
   static constexpr bool kCausalHeavyFirst = true;
 
-  // ---- roles -----------------------------------------------------------------------------------
-  static constexpr int kWarpgroupThreads = 128;
-  static constexpr int kWarpsPerWarpgroup = 4;
-  static constexpr int kRowsPerConsumer = 64;
+  // ---- roles (warpgroup_roles.h) -----------------------------------------------------------------
   static constexpr int kElementBytes = 4;
   static constexpr int kTransposerWarps = 3;  // warps 1-3 of the producer warpgroup
   static constexpr int kTransposerThreads = 32 * kTransposerWarps;
-  static constexpr int consumers(const TileConfig& c) { return c.Br / kRowsPerConsumer; }
-  static constexpr int threads(const TileConfig& c) { return kWarpgroupThreads * (1 + consumers(c)); }
-  // setmaxnreg: the producer warpgroup keeps 56 (the transposer's addresses and a 4 x 4 block of
-  // values), two consumers take (512 - 56) / 2 rounded down to 8 = 224 each: 128 x (56 + 448) = 64512.
-  static constexpr int kProducerRegisters = 56;
-  static constexpr int consumer_registers(const TileConfig& c) {
-    const int share = (65536 / kWarpgroupThreads - kProducerRegisters) / consumers(c) / 8 * 8;
-    return share < 240 ? share : 240;
-  }
-  static constexpr bool reallocates_registers(const TileConfig& c) { return consumers(c) > 1; }
-  static constexpr int launch_registers(const TileConfig& c) {
-    const int r = (65536 / threads(c)) / 8 * 8;
-    return r < 255 ? r : 255;
-  }
+  // The producer warpgroup keeps 56 registers (the transposer's addresses and a 4 x 4 block of
+  // values); two consumers take (512 - 56) / 2 rounded down to 8 = 224 each: 128 x (56 + 448) = 64512.
   // As ptxas reports: the launch value where the warpgroups reallocate; with one consumer, S, O,
   // O's per-tile accumulator (3x), P's fragments (hi and lo for 3x) and ~60 for the rest.
   static constexpr int registers_estimate(const TileConfig& c) {
