@@ -187,17 +187,7 @@ class DecodeKernelInstance final : public KernelInstance, public DecodeKernel {
   }
 
   KernelResources resources() const override {
-    KernelResources r;
-    cudaFuncAttributes a{};
-    if (cudaFuncGetAttributes(&a, reinterpret_cast<const void*>(split_)) == cudaSuccess) {
-      r.registers = a.numRegs;
-      r.static_smem_bytes = static_cast<int>(a.sharedSizeBytes);
-      r.local_bytes = static_cast<int>(a.localSizeBytes);
-      r.max_threads_per_block = a.maxThreadsPerBlock;
-    }
-    r.dynamic_smem_bytes = Tile::kSmemBytes;
-    r.threads_per_block = Tr::kThreads;
-    return r;
+    return kernel_resources(reinterpret_cast<const void*>(split_), Tile::kSmemBytes, Tr::kThreads);
   }
 
  private:

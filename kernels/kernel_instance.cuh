@@ -16,6 +16,7 @@
 #include "kernels/attention_params.cuh"
 #include "kernels/launch_params.cuh"
 #include "kernels/instances/instances.h"
+#include "kernels/kernel_resources.h"
 #include "kernels/registry.h"
 #include "kernels/support_checks.h"
 #include "kernels/traits/variants.h"
@@ -77,17 +78,7 @@ class TiledKernelInstance final : public KernelInstance {
   }
 
   KernelResources resources() const override {
-    KernelResources r;
-    cudaFuncAttributes a{};
-    if (cudaFuncGetAttributes(&a, reinterpret_cast<const void*>(fn_)) == cudaSuccess) {
-      r.registers = a.numRegs;
-      r.static_smem_bytes = static_cast<int>(a.sharedSizeBytes);
-      r.local_bytes = static_cast<int>(a.localSizeBytes);
-      r.max_threads_per_block = a.maxThreadsPerBlock;
-    }
-    r.dynamic_smem_bytes = Tile::kSmemBytes;
-    r.threads_per_block = Tile::kThreads;
-    return r;
+    return kernel_resources(reinterpret_cast<const void*>(fn_), Tile::kSmemBytes, Tile::kThreads);
   }
 
  private:

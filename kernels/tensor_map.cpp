@@ -68,4 +68,13 @@ Support encode_operand_map(CUtensorMap& map, const char* name, const void* ptr, 
   return Support::yes();
 }
 
+Support encode_attention_maps(CUtensorMap& q, CUtensorMap& k, CUtensorMap& v, CUtensorMap& o, const AttentionTensors& t,
+                              const Workload& w, int q_box_rows, int kv_box_rows) {
+  const long long heads = t.strides.heads, batches = w.B / heads, kv_heads = heads / w.kv_group;
+  if (Support s = encode_operand_map(q, "q", t.q, t.strides.q, batches, heads, w.N, w, q_box_rows); !s) return s;
+  if (Support s = encode_operand_map(k, "k", t.k, t.strides.k, batches, kv_heads, w.keys(), w, kv_box_rows); !s) return s;
+  if (Support s = encode_operand_map(v, "v", t.v, t.strides.v, batches, kv_heads, w.keys(), w, kv_box_rows); !s) return s;
+  return encode_operand_map(o, "o", t.o, t.strides.o, batches, heads, w.N, w, q_box_rows);
+}
+
 }  // namespace flashtune::kernels

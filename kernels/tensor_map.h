@@ -18,4 +18,10 @@ namespace flashtune::kernels {
 Support encode_operand_map(CUtensorMap& map, const char* name, const void* ptr, const OperandStrides& s, long long batches,
                            long long heads, long long rows, const Workload& w, int box_rows);
 
+// The four maps of one attention launch: Q and O in boxes of `q_box_rows` rows over
+// [batch, Hq, N, d]; K and V in boxes of `kv_box_rows` rows over [batch, Hkv, keys, d] (grouped
+// heads read in place: the kernels map query head h to h / kv_group). The first refusal wins.
+Support encode_attention_maps(CUtensorMap& q, CUtensorMap& k, CUtensorMap& v, CUtensorMap& o, const AttentionTensors& t,
+                              const Workload& w, int q_box_rows, int kv_box_rows);
+
 }  // namespace flashtune::kernels

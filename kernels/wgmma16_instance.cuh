@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kernels/instances/instances.h"
+#include "kernels/kernel_resources.h"
 #include "kernels/launch_params.cuh"
 #include "kernels/registry.h"
 #include "kernels/support_checks.h"
@@ -87,18 +88,8 @@ class Wgmma16Instance final : public KernelInstance {
   }
 
   KernelResources resources() const override {
-    KernelResources r;
-    cudaFuncAttributes a{};
-    if (cudaFuncGetAttributes(&a, reinterpret_cast<const void*>(&wgmma16_kernel<D, BR, BC, L, DT, STAGES, QSMEM, OVERLAP, PINGPONG, PERSISTENT>)) ==
-        cudaSuccess) {
-      r.registers = a.numRegs;
-      r.static_smem_bytes = static_cast<int>(a.sharedSizeBytes);
-      r.local_bytes = static_cast<int>(a.localSizeBytes);
-      r.max_threads_per_block = a.maxThreadsPerBlock;
-    }
-    r.dynamic_smem_bytes = Tile::kSmemBytes;
-    r.threads_per_block = Tile::kThreads;
-    return r;
+    const auto fn = &wgmma16_kernel<D, BR, BC, L, DT, STAGES, QSMEM, OVERLAP, PINGPONG, PERSISTENT>;
+    return kernel_resources(reinterpret_cast<const void*>(fn), Tile::kSmemBytes, Tile::kThreads);
   }
 
  private:
@@ -107,14 +98,7 @@ class Wgmma16Instance final : public KernelInstance {
   // kv_group).
   static Support encode_maps(WgmmaParams& params, const AttentionTensors& t, const Workload& w) {
     if (Support s = check_tensors(t, w); !s) return s;
-    const long long heads = t.strides.heads, batches = w.B / heads, kv_heads = heads / w.kv_group;
-    if (Support s = encode_operand_map(params.q, "q", t.q, t.strides.q, batches, heads, w.N, w, Traits::kQBoxRows); !s)
-      return s;
-    if (Support s = encode_operand_map(params.k, "k", t.k, t.strides.k, batches, kv_heads, w.keys(), w, BC); !s)
-      return s;
-    if (Support s = encode_operand_map(params.v, "v", t.v, t.strides.v, batches, kv_heads, w.keys(), w, BC); !s)
-      return s;
-    return encode_operand_map(params.o, "o", t.o, t.strides.o, batches, heads, w.N, w, Traits::kQBoxRows);
+    return encode_attention_maps(params.q, params.k, params.v, params.o, t, w, Traits::kQBoxRows, BC);
   }
 
   // The persistent grid's size on the current device: SMs x the blocks of this kernel one SM holds
