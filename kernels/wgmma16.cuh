@@ -503,11 +503,17 @@ __global__ void __launch_bounds__(
           hp::wgmma_wait<1>();  // S_t has landed; the P V may still run
           wd::fence_registers(s);
           softmax(t, kMask);
-          // P_t, alpha_t and the row sums are due before the wait in the source order. (ptxas still
-          // places the wait before the exponentials in SASS: docs/kernels.md, "wgmma16".)
+          // P_t, alpha_t and the row sums are due before the wait. Within one basic block ptxas's
+          // scheduler issues the wait right after the previous one, before the first exponential
+          // (it sees no dependency and does not model the stall), so the softmax never ran under
+          // the P V. A branch that is never taken (kv_len >= 0) ends the block here, and the wait
+          // stays after the softmax, where the registers allow (traits: overlap_hides_softmax).
           wd::fence_registers(s);
           wd::fence_registers(alpha);
           wd::fence_registers(l_run);
+          if constexpr (R::overlap_hides_softmax(T::kConfig)) {
+            if (p.kv_len < 0) __trap();
+          }
           hp::wgmma_wait<0>();
           wd::fence_registers(o);
           wd::fence_registers(pa);

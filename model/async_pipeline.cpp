@@ -176,8 +176,9 @@ Prediction predict_async_pipeline(const Workload& w, const GeometryAnalysis& g, 
   // part of the softmax, then its exposed part; the first tile's softmax has no P V beside it and
   // the last P V no softmax (chain_once). Never longer than the serial chain.
   const double h4 = h(4.0);
-  // The compiled /ov loop does not hide it yet (Wgmma16::kOverlapHidesSoftmax): the serial chain.
-  const bool hides = cfg.overlap && Wgmma16::kOverlapHidesSoftmax;
+  // The compiled /ov loop hides it only where the kernel can split the block after the softmax
+  // (Wgmma16::overlap_hides_softmax); elsewhere it runs the serial chain.
+  const bool hides = Wgmma16::overlap_hides_softmax(cfg);
   const double chain_per_tile = hides ? t.qk + std::max(t.pv, t.hidden / h4) + t.exposed / h4 + t.sync
                                       : t.mma + t.simt_full / h4 + t.sync;
   const double chain_once = hides && loads > 0 ? std::min(t.pv, t.hidden / h4) : 0.0;
@@ -195,7 +196,7 @@ Prediction predict_async_pipeline(const Workload& w, const GeometryAnalysis& g, 
   // Same coefficients; the awaited and the interleaved products come from the traits' turns.
   const bool ring = Wgmma16::staggers_phases(cfg);
   const double phase_join = ring ? c.overlap_exponent : c.phase_overlap_exponent;
-  const double awaited = cfg.overlap && !Wgmma16::kOverlapHidesSoftmax ? t.mma : t.qk;
+  const double awaited = cfg.overlap && !hides ? t.mma : t.qk;
   const double interleaved = (consumers - 1) * (Wgmma16::turns_per_tile(cfg) == 1 ? t.mma : t.qk);
   const double ring_gap = ring ? std::max(0.0, t.simt_full / h(4.0) - interleaved) : 0.0;
   const double ring_wait = ring ? awaited : 0.0;

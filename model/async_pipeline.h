@@ -33,7 +33,8 @@
 //            under that P V) each tile takes qk + max(pv, s_hidden) + s_exposed + sync instead,
 //            s_exposed the O rescale and P pack that must wait for the P V (same coefficients),
 //            where the compiled loop does run the softmax under the P V
-//            (Wgmma16::kOverlapHidesSoftmax; not yet: the serial chain, with the stage held longer)
+//            (Wgmma16::overlap_hides_softmax: the tiles whose S, P and O fit the registers at
+//            once; elsewhere the serial chain, with the stage held longer)
 //   copy   = k T 2 Bc d bytes / the SM's share of the L2 bandwidth (the producer's TMA copies of K
 //            and V stream beside the math; T: K/V tiles a block loads)
 //   work   = max(smax_phase(tensor, simt), chain, copy)   (smax_phase: p = phase_overlap_exponent,

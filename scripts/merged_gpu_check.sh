@@ -9,7 +9,7 @@
 # DECODE_FLUSHES: the L2 flushes the decode anchors are timed after, both sides (default "write";
 # "write read" for both: tuner/timing_harness.h, L2Flush); SWEEP_FLUSH: the sweep's (default write).
 # CTEST_ARGS: extra ctest arguments (e.g. "-R Wgmma16" for a part of the suite).
-# Usage: [SANITIZE="config ..."] [CTEST_ARGS=...] OUT=dir bash scripts/merged_gpu_check.sh [--no-sdpa] [--no-decode] [--decode-sweep]
+# Usage: [SANITIZE="config ..."] [SASS_KERNELS="fragment ..."] [CTEST_ARGS=...] OUT=dir bash scripts/merged_gpu_check.sh [--no-sdpa] [--no-decode] [--decode-sweep]
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 OUT="${OUT:-$root/device-out}"; mkdir -p "$OUT"
@@ -27,6 +27,20 @@ py="$(command -v python3)"
 rc=$?
 say "build rc=$rc ($(since)); ptxas nonzero spill lines: $(grep -cE '[1-9][0-9]* bytes spill (stores|loads)' "$OUT/build.log")"
 if [ $rc -ne 0 ]; then grep -E "error" "$OUT/build.log" | head -30 | tee -a "$summary"; gzip "$OUT/build.log"; exit 2; fi
+# SASS_KERNELS="fragment ...": for each wgmma16 kernel whose mangled name holds the fragment, its
+# tensor-core issues, waits, barrier arrivals and exponentials in program order (run-length), in the
+# summary: where ptxas put each wait against the softmax (the /ov loop's overlap).
+if [ -n "${SASS_KERNELS:-}" ]; then
+  cuobjdump -sass "$b/app/flashtune" 2> /dev/null | awk '/Function :/ { f = $3 } { print f "\t" $0 }' \
+    | grep wgmma16_kernel > /tmp/wgmma16-sass.txt
+  for k in $SASS_KERNELS; do
+    say "SASS $k ($(grep -c "$k" /tmp/wgmma16-sass.txt) lines):"
+    grep "$k" /tmp/wgmma16-sass.txt | cut -f2 | grep -E "HGMMA|WARPGROUP|DEPBAR|SYNCS|MUFU.EX2|BAR\.|BRA" \
+      | sed -E 's@/\*[0-9a-f]+\*/@@; s/ +/ /g' \
+      | awk '{ k = $0; sub(/HGMMA.*/, "HGMMA", k); sub(/MUFU.EX2.*/, "MUFU.EX2", k); if (k == last) n++; else { if (last != "") print n "x " last; last = k; n = 1 } } END { print n "x " last }' \
+      | head -${SASS_LINES:-45} | tee -a "$summary"
+  done
+fi
 (cd "$b" && timeout "${CTEST_TIMEOUT:-260}" ctest -j8 --timeout 200 --output-on-failure ${CTEST_ARGS:-} > "$OUT/ctest.log" 2>&1)
 say "ctest rc=$? ($(since)): $(grep -E 'tests passed|tests failed' "$OUT/ctest.log" | tail -1)"
 say "skipped on the GPU machine: $(grep -c '(Skipped)' "$OUT/ctest.log")"
@@ -34,7 +48,8 @@ grep -A40 'The following tests FAILED' "$OUT/ctest.log" | head -40 | tee -a "$su
 # SANITIZE="config ...": compute-sanitizer memcheck, racecheck and synccheck on each, through
 # `flashtune run --check` on a grouped KV-cache causal shape (odd Nq and keys), lines in the summary.
 for cfg in ${SANITIZE:-}; do
-  dt="${cfg##*/swizzled/}"; dt="${dt%%/*}"; dd="${cfg#*/d}"; dd="${dd%%/*}"
+  dt=fp32; case "$cfg" in */bf16*) dt=bf16 ;; */fp16*) dt=fp16 ;; esac
+  dd="${cfg#*/d}"; dd="${dd%%/*}"
   for tool in memcheck racecheck synccheck; do
     extra=(); [ $tool = racecheck ] && extra=(--racecheck-report all)
     timeout 120 compute-sanitizer --tool $tool "${extra[@]}" --error-exitcode 9 "$b/app/flashtune" run --config "$cfg" \

@@ -115,6 +115,8 @@ struct Wgmma16Compiled {
       {V, 64, 128, 128, S, B, 2, false, false, false, kPe},
       {V, 64, 128, 128, S, B, 3, false},
       {V, 64, 128, 128, S, H, 2, false},
+      {V, 64, 128, 64, S, B, 3, false, kOv},
+      {V, 64, 128, 64, S, B, 4, false, kOv},
       {V, 64, 128, 128, S, B, 2, false, kOv},
       {V, 64, 128, 128, S, B, 3, false, kOv},
       {V, 64, 128, 128, S, B, 4, false, kOv},
@@ -128,6 +130,7 @@ struct Wgmma16Compiled {
       {V, 128, 128, 64, S, B, 2, false},
       {V, 128, 128, 64, S, B, 3, false},
       {V, 128, 128, 64, S, B, 3, false, kOv},
+      {V, 128, 128, 64, S, B, 4, false, kOv},
       {V, 128, 128, 128, S, B, 2, false},
       {V, 128, 128, 128, S, B, 2, false, false, kPp},
       {V, 128, 128, 128, S, B, 2, false, false, false, kPe},
@@ -260,12 +263,22 @@ struct Wgmma16 : WarpgroupRoles<24> {
   // a tile's load latency: a stage is freed once its P V completes, which with the overlap is one
   // tile later (the P V of tile j - 1 runs in iteration j).
   static constexpr int overlap_hiding_tiles(const TileConfig& c) { return c.stages - (c.overlap ? 2 : 1); }
-  // Whether the compiled /ov loop runs the softmax of S_j under P_{j-1} V_{j-1}. Not yet: the SASS
-  // of every /ov instance waits for that P V (WARPGROUP.DEPBAR) before the first exponential,
-  // although the source and the PTX put the wait after them, so the compiled loop is the serial
-  // one with each stage held a tile longer; measured 3-7% slower than the serial loop on every
-  // seed case (H200, docs/results/h200-wgmma-overlap-3a762e1.md). The model times what runs.
-  static constexpr bool kOverlapHidesSoftmax = false;
+  // Whether the compiled /ov loop runs the softmax of S_j under P_{j-1} V_{j-1}. In one basic
+  // block ptxas's scheduler issues the P V's wait (WARPGROUP.DEPBAR) right after S_j's, before the
+  // first exponential (it sees no dependency and does not model the stall), so the kernel ends the
+  // block after the softmax with a branch never taken. The softmax then holds S, the P V's P and O
+  // at once (overlap_live_registers); where that is more than kOverlapSplitRegisters, ptxas spilled
+  // (d = 64, Bc = 128: 24 B) or serialized every wgmma (d = 128, Bc = 128: C7512, 570 B of spills)
+  // at the 168 registers it allocates, so those tiles keep the single block: the serial loop with
+  // each stage held a tile longer, measured 3-7% slower than the serial loop (H200,
+  // docs/results/h200-wgmma-overlap-3a762e1.md). The model times what runs.
+  static constexpr int overlap_live_registers(const TileConfig& c) {
+    return s_registers(c.Bc) + c.Bc / 4 + o_registers(c.d);
+  }
+  static constexpr int kOverlapSplitRegisters = 112;
+  static constexpr bool overlap_hides_softmax(const TileConfig& c) {
+    return c.overlap && overlap_live_registers(c) <= kOverlapSplitRegisters;
+  }
   // ---- ping-pong (TileConfig::ping_pong) -------------------------------------------------------
   // Named barriers (bar.sync / bar.arrive, 16 per block; 0 is __syncthreads): the epilogue's one
   // per consumer (its 128 threads), then the turn barrier of each consumer (its 128 threads wait,
