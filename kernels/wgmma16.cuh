@@ -16,7 +16,6 @@
 
 #include "kernels/attention_params.cuh"
 #include "kernels/hopper_ptx.cuh"
-#include "kernels/register_reduce.cuh"
 #include "kernels/traits/wgmma16_traits.h"
 #include "kernels/wgmma_ops.cuh"
 
@@ -366,18 +365,22 @@ __global__ void __launch_bounds__(
       }
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        float mx = chained_max<BC / 8, 4>([&](int j) { return fmaxf(s[4 * j + 2 * h], s[4 * j + 2 * h + 1]); });
+        float mx = -INFINITY;
+#pragma unroll
+        for (int j = 0; j < BC / 8; ++j) mx = fmaxf(mx, fmaxf(s[4 * j + 2 * h], s[4 * j + 2 * h + 1]));
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
         const float m_new = fmaxf(m_run[h], mx);
         // A row with every score so far masked keeps -inf; subtracting 0 keeps exp2 at 0.
         const float m_scaled = m_new == -INFINITY ? 0.0f : m_new * sl2e;
         alpha[h] = wd::exp2_approx(fmaf(m_run[h], sl2e, -m_scaled));
-        const float sum = chained_sum<BC / 8, 4>([&](int j) {
+        float sum = 0.0f;
+#pragma unroll
+        for (int j = 0; j < BC / 8; ++j) {
           s[4 * j + 2 * h] = wd::exp2_approx(fmaf(s[4 * j + 2 * h], sl2e, -m_scaled));
           s[4 * j + 2 * h + 1] = wd::exp2_approx(fmaf(s[4 * j + 2 * h + 1], sl2e, -m_scaled));
-          return s[4 * j + 2 * h] + s[4 * j + 2 * h + 1];
-        });
+          sum += s[4 * j + 2 * h] + s[4 * j + 2 * h + 1];
+        }
         l_run[h] = fmaf(l_run[h], alpha[h], sum);
         m_run[h] = m_new;
       }
