@@ -173,13 +173,9 @@ __global__ void __launch_bounds__(
     return tw;
   };
   // Persistent: this block's tiles are blockIdx.x + i gridDim.x below P.tiles; otherwise one.
-  // Persistent: this block's n-th tile in the traits' snake order (persistent_tile), while below
-  // P.tiles; otherwise its one tile, n = 0.
   const int first_tile = static_cast<int>(blockIdx.x);
-  auto tile_of = [&](int n) {
-    return R::persistent_tile(n, static_cast<int>(blockIdx.x), static_cast<int>(gridDim.x));
-  };
   auto more_tiles = [&](int tile) { return PERSISTENT != 0 && tile < P.tiles; };
+  auto next_tile = [&](int tile) { return tile + static_cast<int>(gridDim.x); };
   auto q_buffer = [&](int i) { return kQBuffers == 1 ? 0 : i % kQBuffers; };
   // Use i of a Q buffer's barriers completes phase (i / kQBuffers) % 2.
   auto q_parity = [&](int i) { return static_cast<uint32_t>((i / kQBuffers) & 1); };
@@ -216,7 +212,7 @@ __global__ void __launch_bounds__(
       int stage = 0;
       uint32_t phase = 0;
       bool filled = false;
-      int tile = tile_of(0), i = 0;
+      int tile = first_tile, i = 0;
       do {
         const TileWork tw = tile_work(tile);
         const int b = q_buffer(i);
@@ -259,8 +255,8 @@ __global__ void __launch_bounds__(
         for (; t < early; ++t) load_kv(t);
         load_q();
         for (; t < tw.kv_tiles; ++t) load_kv(t);
+        tile = next_tile(tile);
         ++i;
-        tile = tile_of(i);
       } while (more_tiles(tile));
     }
     return;
@@ -286,6 +282,7 @@ __global__ void __launch_bounds__(
   };
   // Only the tile's ordinal i is carried across the K/V loop; the tile and its coordinates are
   // derived again where needed (held, they made three consumers' 160 registers spill).
+  auto tile_of = [&](int n) { return first_tile + n * static_cast<int>(gridDim.x); };
   do {
     const int i = ordinal();
     const int qb = q_buffer(i);

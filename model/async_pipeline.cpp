@@ -68,9 +68,8 @@ struct BlockTerms {
 };
 
 // The persistent grid's causal makespan, in shared_sm_makespan's unit (a full SM's time per mean
-// block's work): G = SMs x k blocks, block b running one tile of each run of G of the one-block-per-
-// tile grid in its launch order (traits::grid_order; heavy first) as Wgmma16::persistent_tile
-// deals them, one after the other, a tile's
+// block's work): G = SMs x k blocks, block b running the tiles b, b + G, .. of the one-block-per-
+// tile grid in its launch order (traits::grid_order; heavy first), one after the other, a tile's
 // work its K/V tiles over the mean. SM s holds blocks s, s + SMs, .. and takes the longer of their
 // summed work (the SM's throughput) and its longest block's at solo speed (`solo`, clamped to
 // [1, k] as there). A static assignment: unlike the hardware's, no block takes a tile because it
@@ -87,7 +86,7 @@ double persistent_causal_makespan(const Workload& w, const TileConfig& c, int sm
     const long long in_grid = batch_fastest ? t / w.B : t % q_tiles;  // the grid's query-tile coordinate
     const long long q_tile = q_tiles - 1 - in_grid;
     const long long upto = ((q_tile + 1) * c.Br - 1 + offset) / c.Bc + 1;
-    block[static_cast<std::size_t>(Wgmma16::persistent_block(t, grid))] += double(std::min(upto, all)) / mean_tiles;
+    block[static_cast<std::size_t>(t % grid)] += double(std::min(upto, all)) / mean_tiles;
   }
   const double s = std::clamp(solo, 1.0, double(std::max(1, k)));
   double makespan = 0.0;

@@ -747,37 +747,6 @@ TEST(KernelTraits, PingPongKnobNamesParsesAndNeedsTwoConsumers) {
 namespace flashtune {
 namespace {
 
-// The persistent grid's snake: every tile goes to exactly one block, each round of G consecutive
-// tiles once to every block, persistent_block reads back the block persistent_tile dealt it to,
-// and under causal (heavy first) the snake evens the blocks' work out against b + n G (n1k causal
-// on 132 blocks: 512 tiles of 8 down to 1 K/V tiles, 64 of each).
-TEST(KernelTraits, PersistentSnakeDealsEveryTileOnceAndEvensCausalWork) {
-  using W = traits::Wgmma16;
-  for (const int grid : {1, 2, 7, 132}) {
-    const int tiles = 5 * grid + 3;
-    std::vector<int> owner(static_cast<std::size_t>(tiles), -1);
-    for (int b = 0; b < grid; ++b)
-      for (int n = 0;; ++n) {
-        const int t = W::persistent_tile(n, b, grid);
-        if (t >= tiles) break;
-        EXPECT_EQ(owner[static_cast<std::size_t>(t)], -1) << "tile " << t << " dealt twice";
-        owner[static_cast<std::size_t>(t)] = b;
-        EXPECT_EQ(W::persistent_block(t, grid), b);
-        EXPECT_EQ(t / grid, n) << "block " << b << "'s round " << n << " is the run of tiles n G .. n G + G - 1";
-      }
-    for (int t = 0; t < tiles; ++t) EXPECT_GE(owner[static_cast<std::size_t>(t)], 0) << "tile " << t << " never dealt";
-  }
-  const int grid = 132, tiles = 512;
-  const auto work = [](int t) { return 8 - t / 64; };
-  std::vector<int> snake(grid, 0), strided(grid, 0);
-  for (int t = 0; t < tiles; ++t) {
-    snake[static_cast<std::size_t>(W::persistent_block(t, grid))] += work(t);
-    strided[static_cast<std::size_t>(t % grid)] += work(t);
-  }
-  EXPECT_EQ(*std::max_element(strided.begin(), strided.end()), 20);
-  EXPECT_LE(*std::max_element(snake.begin(), snake.end()), 19);
-}
-
 // The persistent knob: "/pe" after "/pp", parsed back; only wgmma16 takes it (each other variant
 // refuses it in one line naming the knob), with any consumer count, stage count, /ov and /pp. Its
 // shared memory adds a second Q buffer where one fits beside the ring (d = 128 s3 has no room: one

@@ -37,9 +37,8 @@
 //   very first wait and consumer C - 1 its very last arrival: each barrier then sees as many
 //   arrivals as waits, and none is left half-complete at exit.
 //   With the persistent knob (TileConfig::persistent, "/pe") the grid is about one block per SM
-//   (min(tiles, SMs x resident blocks)) and block b walks one tile of each run of grid consecutive
-//   tiles of the grid the kernel would otherwise launch (b, 2 grid - 1 - b, 2 grid + b, ..: the
-//   snake of persistent_tile), in the same order (heavy first under causal) and with
+//   (min(tiles, SMs x resident blocks)) and block b walks tiles b, b + grid, b + 2 grid, .. of the
+//   grid the kernel would otherwise launch, in the same order (heavy first under causal) and with
 //   the same tile -> (query tile, entry) mapping, so its output is bit for bit the one-block-per-tile
 //   launch's. The producer carries the K/V ring's stage and phase across tiles and loads the next
 //   tile's Q into a second Q buffer where shared memory has room (q_buffers()), so the next tile's
@@ -132,9 +131,7 @@ struct Wgmma16Compiled {
       {V, 128, 128, 128, S, B, 2, false},
       {V, 128, 128, 128, S, B, 2, false, false, kPp},
       {V, 128, 128, 128, S, B, 2, false, false, false, kPe},
-      {V, 128, 128, 128, S, B, 2, false, false, kPp, kPe},
       {V, 128, 128, 128, S, B, 3, false},
-      {V, 128, 128, 128, S, B, 3, false, false, false, kPe},
       {V, 128, 128, 128, S, H, 2, false},
       {V, 128, 128, 128, S, B, 3, false, kOv},
       {V, 128, 128, 128, S, B, 3, false, kOv, false, kPe},
@@ -262,20 +259,6 @@ struct Wgmma16 : WarpgroupRoles<24> {
   // K/V tiles the ring holds beyond the ones a consumer reads, i.e. the loads in flight that hide
   // a tile's load latency: a stage is freed once its P V completes, which with the overlap is one
   // tile later (the P V of tile j - 1 runs in iteration j).
-  // ---- the persistent grid's tile order (TileConfig::persistent) --------------------------------
-  // Block b of a grid of G takes tile n G + b of the one-block-per-tile grid on its even rounds n and
-  // n G + G - 1 - b on its odd ones (a snake): every round is the same G consecutive tiles as with
-  // b + n G, but under causal (heavy first) the blocks that drew a round's heaviest tiles draw the
-  // next round's lightest, so the blocks' sums of work even out (n1k causal, 512 tiles of 1 to 8 K/V
-  // tiles on 132 blocks: the longest block 20 tiles' work with b + n G, 18 or 19 with the snake,
-  // 17.5 the mean). The kernel walks it; the model's makespan reads it back (persistent_block).
-  static constexpr int persistent_tile(int n, int block, int grid) {
-    return n * grid + ((n & 1) != 0 ? grid - 1 - block : block);
-  }
-  static constexpr long long persistent_block(long long tile, long long grid) {
-    const long long n = tile / grid, at = tile % grid;
-    return (n & 1) != 0 ? grid - 1 - at : at;
-  }
   static constexpr int overlap_hiding_tiles(const TileConfig& c) { return c.stages - (c.overlap ? 2 : 1); }
   // Whether the compiled /ov loop runs the softmax of S_j under P_{j-1} V_{j-1}. In one basic
   // block ptxas's scheduler issues the P V's wait (WARPGROUP.DEPBAR) right after S_j's, before the
