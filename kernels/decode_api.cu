@@ -9,7 +9,6 @@
 #include <mutex>
 
 #include "kernels/decode.cuh"
-#include "kernels/launch_workspace.h"
 
 namespace flashtune {
 
@@ -17,7 +16,7 @@ const DecodeKernel* as_decode(const KernelInstance* k) { return dynamic_cast<con
 
 namespace kernels {
 
-cudaMemPool_t workspace_pool(int device) {
+cudaMemPool_t decode_workspace_pool(int device) {
   static std::mutex mu;
   static std::map<int, cudaMemPool_t> pools;
   std::lock_guard<std::mutex> lock(mu);
@@ -41,10 +40,10 @@ cudaMemPool_t workspace_pool(int device) {
   return pool;
 }
 
-unsigned long long launch_id() {
+unsigned long long decode_launch_id() {
   static std::atomic<unsigned long long> next{1};
   const unsigned long long id = next.fetch_add(1, std::memory_order_relaxed) & ((1ULL << 48) - 1);
-  return id != 0 ? id : launch_id();
+  return id != 0 ? id : decode_launch_id();
 }
 
 bool decode_streams_evict_first(const DecodeProblem& p, long long l2_bytes) {

@@ -12,10 +12,15 @@
 #include "kernels/decode.cuh"
 #include "kernels/decode_api.h"
 #include "kernels/kernel_instance.cuh"
-#include "kernels/launch_workspace.h"
 #include "kernels/support_checks.h"
 
 namespace flashtune::kernels {
+
+// The workspace pool: one per device, never trimmed (a decode launch reuses the last one's bytes
+// instead of mapping fresh memory, which would stall the stream behind a host call).
+cudaMemPool_t decode_workspace_pool(int device);
+// A fresh id per launch that combines in the split kernel (48 bits, never 0): tags its tickets.
+unsigned long long decode_launch_id();
 
 template <int D, int BR, int BC, int DT, int STAGES>
 class DecodeKernelInstance final : public KernelInstance, public DecodeKernel {
@@ -146,11 +151,11 @@ class DecodeKernelInstance final : public KernelInstance, public DecodeKernel {
       // The tickets (8-byte words) first, then the partials.
       const long long tickets = (dp.flags & kDecodeFusedCombine) ? s.kv_entries * s.row_tiles : 0;
       if (cudaError_t e = cudaMallocFromPoolAsync(&w, static_cast<std::size_t>(tickets * 8 + work_floats * 4),
-                                                  workspace_pool(device), stream);
+                                                  decode_workspace_pool(device), stream);
           e != cudaSuccess)
         return e;
       dp.tickets = tickets > 0 ? static_cast<unsigned long long*>(w) : nullptr;
-      dp.ticket_id = tickets > 0 ? launch_id() : 0;
+      dp.ticket_id = tickets > 0 ? decode_launch_id() : 0;
       dp.work = reinterpret_cast<float*>(static_cast<char*>(w) + tickets * 8);
     }
     const dim3 grid(static_cast<unsigned>(s.row_tiles * s.splits), static_cast<unsigned>(s.kv_entries));

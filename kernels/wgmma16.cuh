@@ -33,10 +33,6 @@ struct WgmmaParams {
   int tiles;
   int tile_grid_x;
   unsigned tile_grid_x_magic, tile_grid_x_shift;
-  // The dealer's counter word (launch workspace, not zeroed) and this launch's id, which tags it
-  // (traits: kTileCountBits).
-  unsigned long long* tile_counter;
-  unsigned long long tile_counter_id;
 };
 
 namespace wgmma16_detail {
@@ -118,25 +114,6 @@ __device__ __forceinline__ void turn_pass_if(bool take) {
       : "memory");
 }
 
-// The persistent grid's next tile after each block's first: grid + the count this call takes of the
-// launch's counter word (its id in the high bits; a word of another launch, or never written,
-// counts 0). The call that takes the last count of the launch (grid + count == tiles - 1 + grid,
-// i.e. every block's failing call made) resets the word to 0. Returns tiles or more when none is left.
-__device__ __forceinline__ int deal_tile(const WgmmaParams& P) {
-  constexpr int kBits = traits::Wgmma16::kTileCountBits;
-  constexpr unsigned long long kMask = (1ULL << kBits) - 1;
-  const unsigned long long id = P.tile_counter_id & ((1ULL << (64 - kBits)) - 1);
-  const unsigned long long calls = static_cast<unsigned long long>(P.tiles);  // every deal, failing ones too
-  unsigned long long cur = atomicAdd(P.tile_counter, 0ULL);
-  for (;;) {
-    const unsigned long long count = (cur >> kBits) == id ? (cur & kMask) : 0ULL;
-    const unsigned long long next = count + 1 == calls ? 0ULL : ((id << kBits) | (count + 1));
-    const unsigned long long seen = atomicCAS(P.tile_counter, cur, next);
-    if (seen == cur) return static_cast<int>(gridDim.x + count);
-    cur = seen;
-  }
-}
-
 // What a tile is: the block coordinates of the one-block-per-tile grid. Persistent: tile `tile`
 // of that grid in launch order (x fastest); otherwise this block's own.
 template <int PERSISTENT>
@@ -197,13 +174,14 @@ __global__ void __launch_bounds__(
   };
   // Persistent: this block's tiles are blockIdx.x + i gridDim.x below P.tiles; otherwise one.
   const int first_tile = static_cast<int>(blockIdx.x);
+  auto more_tiles = [&](int tile) { return PERSISTENT != 0 && tile < P.tiles; };
+  auto next_tile = [&](int tile) { return tile + static_cast<int>(gridDim.x); };
   auto q_buffer = [&](int i) { return kQBuffers == 1 ? 0 : i % kQBuffers; };
   // Use i of a Q buffer's barriers completes phase (i / kQBuffers) % 2.
   auto q_parity = [&](int i) { return static_cast<uint32_t>((i / kQBuffers) & 1); };
   auto q_smem_of = [&](int b) { return sbase + static_cast<uint32_t>(R::q_base(kC, b)); };
   auto qbar = [&](int b) { return sbase + static_cast<uint32_t>(R::q_barrier(kC, b)); };
   auto qfree = [&](int b) { return sbase + static_cast<uint32_t>(R::q_free_barrier(kC, b)); };
-  auto slot = [&](int b) { return sbase + static_cast<uint32_t>(R::tile_slot(kC, b)); };
   auto full = [&](int s) { return sbase + static_cast<uint32_t>(R::full_barrier(kC, s)); };
   auto empty = [&](int s) { return sbase + static_cast<uint32_t>(R::empty_barrier(kC, s)); };
 
@@ -224,7 +202,7 @@ __global__ void __launch_bounds__(
 
   if (wg == 0) {
     // ---- producer: one thread issues every copy; the warpgroup gives its registers away ------
-    if constexpr (R::reallocates_registers(kC)) hp::setmaxnreg_dec<R::producer_registers(T::kConfig)>();
+    if constexpr (R::reallocates_registers(kC)) hp::setmaxnreg_dec<R::kProducerRegisters>();
     if (tid == 0) {
       hp::prefetch_tensor_map(&P.q);
       hp::prefetch_tensor_map(&P.k);
@@ -234,23 +212,13 @@ __global__ void __launch_bounds__(
       int stage = 0;
       uint32_t phase = 0;
       bool filled = false;
-      // Persistent: the block's next tile is dealt before this one's loads, so that the tile slot
-      // can say whether there is one.
       int tile = first_tile, i = 0;
-      bool again = false;
       do {
         const TileWork tw = tile_work(tile);
         const int b = q_buffer(i);
-        const int next = PERSISTENT != 0 ? wd::deal_tile(P) : P.tiles;
-        again = next < P.tiles;
         auto load_q = [&]() {
-          // Persistent: the buffer's previous tile (i - kQBuffers) must have stored its O out of it;
-          // then its slot names this tile (released to the consumers by the Q barrier's arrival).
-          if constexpr (PERSISTENT != 0) {
-            if (i >= kQBuffers) hp::mbarrier_wait(qfree(b), q_parity(i - kQBuffers));
-            wd::st_shared_u32(slot(b), static_cast<uint32_t>(tile));
-            wd::st_shared_u32(slot(b) + 4, again ? 1u : 0u);
-          }
+          // Persistent: the buffer's previous tile (i - kQBuffers) must have stored its O out of it.
+          if (PERSISTENT != 0 && i >= kQBuffers) hp::mbarrier_wait(qfree(b), q_parity(i - kQBuffers));
           const uint32_t q_smem = q_smem_of(b);
           hp::mbarrier_arrive_expect_tx(qbar(b), R::q_tx_bytes(kC));
 #pragma unroll
@@ -287,9 +255,9 @@ __global__ void __launch_bounds__(
         for (; t < early; ++t) load_kv(t);
         load_q();
         for (; t < tw.kv_tiles; ++t) load_kv(t);
-        tile = next;
+        tile = next_tile(tile);
         ++i;
-      } while (again);
+      } while (more_tiles(tile));
     }
     return;
   }
@@ -314,30 +282,26 @@ __global__ void __launch_bounds__(
   };
   // Only the tile's ordinal i is carried across the K/V loop; the tile and its coordinates are
   // derived again where needed (held, they made three consumers' 160 registers spill).
-  bool block_last = true;
+  auto tile_of = [&](int n) { return first_tile + n * static_cast<int>(gridDim.x); };
   do {
     const int i = ordinal();
     const int qb = q_buffer(i);
     const uint32_t q_smem = q_smem_of(qb);
     // The tile's first row and K/V tile count, head and batch: the block's own, or (persistent)
     // read at each use from this warpgroup's description of its tile, which its first thread writes
-    // here from the Q buffer's tile slot (the producer's, complete with the Q barrier); the
-    // warpgroup's barrier orders that write before the reads, and the reads of the previous tile
-    // all came before its epilogue's barrier.
+    // here; the warpgroup's barrier orders that write before the reads, and the reads of the
+    // previous tile all came before its epilogue's barrier.
     const TileWork tw = PERSISTENT != 0 ? TileWork{} : tile_work(first_tile);
     const uint32_t info = sbase + static_cast<uint32_t>(R::tile_info(kC, cw));
     if constexpr (PERSISTENT != 0) {
       if (ctid == 0) {
-        hp::mbarrier_wait(qbar(qb), q_parity(i));
-        const TileWork now = tile_work(wd::ld_shared_volatile(slot(qb)));
+        const TileWork now = tile_work(tile_of(i));
         wd::st_shared_u32(info, static_cast<uint32_t>(now.q0));
         wd::st_shared_u32(info + 4, static_cast<uint32_t>(now.kv_tiles));
         wd::st_shared_u32(info + 8, static_cast<uint32_t>(now.head));
         wd::st_shared_u32(info + 12, static_cast<uint32_t>(now.batch));
-        wd::st_shared_u32(info + 16, static_cast<uint32_t>(wd::ld_shared_volatile(slot(qb) + 4)));
       }
       hp::named_barrier_sync(R::epilogue_barrier(cw), R::kWarpgroupThreads);
-      block_last = wd::ld_shared_volatile(info + 16) == 0;
     }
     auto info_word = [&](int w, int held) { return PERSISTENT != 0 ? wd::ld_shared_volatile(info + 4 * w) : held; };
     auto row_first_now = [&]() { return info_word(0, tw.q0) + kRows * cw; };
@@ -347,6 +311,7 @@ __global__ void __launch_bounds__(
     // The ping-pong's ring runs on across a persistent block's tiles: only the block's first turn
     // is not waited for and only its last not passed on (traits header).
     const bool block_first = PERSISTENT == 0 || i == 0;
+    const bool block_last = PERSISTENT == 0 || !more_tiles(tile_of(i + 1));
 
     float o[R::o_registers(D)], s[R::s_registers(BC)];
 #pragma unroll
@@ -614,7 +579,7 @@ __global__ void __launch_bounds__(
       if constexpr (PERSISTENT != 0) hp::mbarrier_arrive(qfree(qb));
     }
     phase += 2u;
-  } while (!block_last);
+  } while (more_tiles(tile_of(ordinal())));
 }
 
 }  // namespace flashtune::kernels

@@ -14,7 +14,6 @@
 
 #include "kernels/instances/instances.h"
 #include "kernels/kernel_resources.h"
-#include "kernels/launch_workspace.h"
 #include "kernels/launch_params.cuh"
 #include "kernels/registry.h"
 #include "kernels/support_checks.h"
@@ -41,10 +40,9 @@ class Wgmma16Instance final : public KernelInstance {
       return s;
     if (PERSISTENT != 0) {
       const LaunchShape shape = launch_shape(w, BR, Traits::kCausalHeavyFirst);
-      if (shape.blocks > Traits::kMaxDealtTiles)
-        return Support::no("the persistent grid deals its " + std::to_string(shape.blocks) + " tiles from a " +
-                           std::to_string(Traits::kTileCountBits) + "-bit count (at most " +
-                           std::to_string(Traits::kMaxDealtTiles) + ")");
+      if (shape.blocks > INT_MAX)
+        return Support::no("the persistent grid numbers its " + std::to_string(shape.blocks) + " tiles in 32 bits (at most " +
+                           std::to_string(INT_MAX) + ")");
     }
     return Support::yes();
   }
@@ -72,11 +70,10 @@ class Wgmma16Instance final : public KernelInstance {
       return e;
     params.p = attention_params(t, w, shape);
     dim3 grid = shape.grid;
-    void* counter = nullptr;
     if constexpr (PERSISTENT != 0) {
-      // About one block per SM (as many as fit): block b takes tile b of the grid above (numbered
-      // in its launch order, x fastest), then the next tile the launch's counter deals.
-      if (shape.blocks > Traits::kMaxDealtTiles) return cudaErrorInvalidConfiguration;
+      // About one block per SM (as many as fit): block b walks tiles b, b + grid, .. of the grid
+      // above, numbered in its launch order (x fastest).
+      if (shape.blocks > INT_MAX) return cudaErrorInvalidConfiguration;
       int resident = 0;
       if (const cudaError_t e = resident_blocks(fn, resident); e != cudaSuccess) return e;
       const traits::FastDivisor x = traits::fast_divisor(shape.grid.x);
@@ -85,23 +82,9 @@ class Wgmma16Instance final : public KernelInstance {
       params.tile_grid_x_magic = x.magic;
       params.tile_grid_x_shift = x.shift;
       grid = dim3(static_cast<unsigned>(std::min<long long>(shape.blocks, resident)));
-      int device = 0;
-      if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
-      if (const cudaError_t e = cudaMallocFromPoolAsync(&counter, sizeof(unsigned long long), workspace_pool(device), stream);
-          e != cudaSuccess)
-        return e;
-      params.tile_counter = static_cast<unsigned long long*>(counter);
-      params.tile_counter_id = launch_id();
     }
     void* args[] = {&params};
-    const cudaError_t launched =
-        cudaLaunchKernel(fn, grid, dim3(Tile::kThreads), args, static_cast<std::size_t>(Tile::kSmemBytes), stream);
-    // Stream-ordered: the word returns to the pool once the kernel has run.
-    if (counter != nullptr) {
-      const cudaError_t freed = cudaFreeAsync(counter, stream);
-      if (launched == cudaSuccess && freed != cudaSuccess) return freed;
-    }
-    return launched;
+    return cudaLaunchKernel(fn, grid, dim3(Tile::kThreads), args, static_cast<std::size_t>(Tile::kSmemBytes), stream);
   }
 
   KernelResources resources() const override {

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <queue>
 #include <vector>
 
 #include "kernels/traits/wgmma16_traits.h"
@@ -69,12 +68,12 @@ struct BlockTerms {
 };
 
 // The persistent grid's causal makespan, in shared_sm_makespan's unit (a full SM's time per mean
-// block's work): G = SMs x k blocks, block b running tile b of the one-block-per-tile grid in its
-// launch order (traits::grid_order; heavy first), then each next tile of that order as the kernel's
-// counter deals it (Wgmma16::kTileCountBits): to the block that is free first, a tile's work its
-// K/V tiles over the mean. SM s holds blocks s, s + SMs, .. and takes the longer of their summed
-// work (the SM's throughput) and its longest block's at solo speed (`solo`, clamped to [1, k] as
-// there).
+// block's work): G = SMs x k blocks, block b running the tiles b, b + G, .. of the one-block-per-
+// tile grid in its launch order (traits::grid_order; heavy first), one after the other, a tile's
+// work its K/V tiles over the mean. SM s holds blocks s, s + SMs, .. and takes the longer of their
+// summed work (the SM's throughput) and its longest block's at solo speed (`solo`, clamped to
+// [1, k] as there). A static assignment: unlike the hardware's, no block takes a tile because it
+// finished early.
 double persistent_causal_makespan(const Workload& w, const TileConfig& c, int sm_count, int k, double solo,
                                   double mean_tiles) {
   const long long q_tiles = traits::ceil_div_ll(w.N, c.Br), tiles = q_tiles * w.B;
@@ -82,24 +81,12 @@ double persistent_causal_makespan(const Workload& w, const TileConfig& c, int sm
   if (grid <= 0 || mean_tiles <= 0) return 0.0;
   const long long keys = w.keys(), all = traits::ceil_div_ll(keys, c.Bc), offset = w.causal_offset();
   const bool batch_fastest = traits::grid_order(w.B, q_tiles, true, true) == traits::GridOrder::BatchFastest;
-  const auto work_of = [&](long long t) {
+  std::vector<double> block(static_cast<std::size_t>(grid), 0.0);
+  for (long long t = 0; t < tiles; ++t) {
     const long long in_grid = batch_fastest ? t / w.B : t % q_tiles;  // the grid's query-tile coordinate
     const long long q_tile = q_tiles - 1 - in_grid;
     const long long upto = ((q_tile + 1) * c.Br - 1 + offset) / c.Bc + 1;
-    return double(std::min(upto, all)) / mean_tiles;
-  };
-  std::vector<double> block(static_cast<std::size_t>(grid), 0.0);
-  // (finish, block): the next tile goes to the earliest free block, the lower index on a tie.
-  std::priority_queue<std::pair<double, long long>, std::vector<std::pair<double, long long>>, std::greater<>> free_at;
-  for (long long b = 0; b < grid; ++b) {
-    block[static_cast<std::size_t>(b)] = work_of(b);
-    free_at.emplace(block[static_cast<std::size_t>(b)], b);
-  }
-  for (long long t = grid; t < tiles; ++t) {
-    const long long b = free_at.top().second;
-    free_at.pop();
-    block[static_cast<std::size_t>(b)] += work_of(t);
-    free_at.emplace(block[static_cast<std::size_t>(b)], b);
+    block[static_cast<std::size_t>(t % grid)] += double(std::min(upto, all)) / mean_tiles;
   }
   const double s = std::clamp(solo, 1.0, double(std::max(1, k)));
   double makespan = 0.0;

@@ -803,8 +803,7 @@ TEST(KernelTraits, PersistentKnobNamesParsesAndLaysOutItsQBuffers) {
       EXPECT_EQ(W::q_free_barrier(c, 0), W::q_barrier(c, qb - 1) + 8) << c.name();
       EXPECT_EQ(W::tile_info(c, 0), W::q_free_barrier(c, qb - 1) + 8) << c.name();
       EXPECT_EQ(W::tile_info(c, 0) % 4, 0) << c.name();
-      EXPECT_EQ(W::tile_slot(c, 0), W::tile_info(c, W::consumers(c))) << c.name();
-      EXPECT_EQ(W::smem_bytes(c), W::tile_slot(c, qb) + W::kBaseAlignSlack) << c.name();
+      EXPECT_EQ(W::smem_bytes(c), W::tile_info(c, W::consumers(c)) + W::kBaseAlignSlack) << c.name();
       // Compiled beside its one-block-per-tile twin, whose layout is the one it always had.
       TileConfig t = c;
       t.persistent = false;
@@ -821,9 +820,8 @@ TEST(KernelTraits, PersistentKnobNamesParsesAndLaysOutItsQBuffers) {
   EXPECT_EQ(a.threads_per_block, b.threads_per_block);
   EXPECT_EQ(a.per_kv_tile.wgmma, b.per_kv_tile.wgmma);
   EXPECT_EQ(a.per_kv_tile.exp, b.per_kv_tile.exp);
-  // Its second Q tile, the second Q barrier, two q_free barriers, three tile descriptions and two
-  // tile slots.
-  EXPECT_EQ(a.smem_bytes, b.smem_bytes + W::q_bytes(pe) + 8 + 2 * 8 + 3 * 4 * W::kTileInfoWords + 2 * 8);
+  // Its second Q tile, the second Q barrier, two q_free barriers and three tile descriptions.
+  EXPECT_EQ(a.smem_bytes, b.smem_bytes + W::q_bytes(pe) + 8 + 2 * 8 + 3 * 4 * W::kTileInfoWords);
 }
 
 }  // namespace

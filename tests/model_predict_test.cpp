@@ -475,7 +475,7 @@ TEST(PredictAsyncPipeline, PingPongRingExposesWhatTheOtherConsumersProductsCanno
 // so the saving is smaller. Causal grids take the static round-robin's makespan, longer than the
 // hardware's first-free-slot schedule (which gives the next tile to whichever block finished
 // first) where the rounds mix heavy and light query tiles.
-TEST(PredictAsyncPipeline, PersistentGridPaysTheFillOnceAndDealsCausalTilesToTheFreeBlock) {
+TEST(PredictAsyncPipeline, PersistentGridPaysTheFillOnceAndSchedulesCausalTilesStatically) {
   const GpuSpec h100 = spec("nvidia-h100-sxm");
   ConfigCatalog catalog;
   const Coefficients k;
@@ -510,20 +510,18 @@ TEST(PredictAsyncPipeline, PersistentGridPaysTheFillOnceAndDealsCausalTilesToThe
   // One wave (fewer tiles than SMs): nothing to hide, equal.
   const Workload small{4, 1024, 128, false, 0.0f, DType::Bf16};
   EXPECT_DOUBLE_EQ(time_of(with_pe(d128), small).time_s, time_of(d128, small).time_s);
-  // Causal: the kernel's counter deals each next tile to the block free first, as the hardware
-  // deals the one-block-per-tile grid, so the makespans agree and the fill the persistent grid
-  // saves per wave puts it ahead (before the counter, block b took tiles b, b + G, ..: predicted
-  // 1.13-1.23x on n1999 d64 causal, measured 1.24-1.35x on the H100,
-  // docs/results/h100-wgmma-persistent-*.md).
+  // Causal: n1999 d64 (16 query tiles of Br = 128 over 24 entries, 384 tiles on 132 blocks) gives
+  // blocks 0-23 the heaviest tile of every round, a longer makespan than the hardware's schedule
+  // (measured 1.24-1.35x on the H100; predicted 1.13-1.23x). On n1k_d128 causal the model's
+  // static and shared-SM makespans come out about equal, where the H100 measured 1.13x
+  // (docs/results/h100-wgmma-persistent-*.md).
   const Workload n1999{24, 1999, 64, true, 0.0f, DType::Bf16};
   const TileConfig d64{Variant::Wgmma16, 64, 128, 128, Layout::Swizzled, DType::Bf16, 2, false};
   const Prediction dyn = time_of(d64, n1999), stat = time_of(with_pe(d64), n1999);
-  EXPECT_LE(stat.time_s, dyn.time_s);
-  EXPECT_GT(stat.time_s, 0.8 * dyn.time_s);
+  EXPECT_GT(stat.time_s, 1.05 * dyn.time_s);
+  EXPECT_LT(stat.time_s, 1.5 * dyn.time_s);
   const Workload causal{64, 1024, 128, true, 0.0f, DType::Bf16};
-  const double n1k_causal = time_of(with_pe(d128), causal).time_s / time_of(d128, causal).time_s;
-  EXPECT_LE(n1k_causal, 1.0);
-  EXPECT_GT(n1k_causal, 0.8);
+  EXPECT_NEAR(time_of(with_pe(d128), causal).time_s / time_of(d128, causal).time_s, 1.0, 0.05);
 }
 
 // Causal masking lets an mma16 warp skip a tile whose keys all follow its rows, but the block's

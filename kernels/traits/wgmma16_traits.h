@@ -37,10 +37,9 @@
 //   very first wait and consumer C - 1 its very last arrival: each barrier then sees as many
 //   arrivals as waits, and none is left half-complete at exit.
 //   With the persistent knob (TileConfig::persistent, "/pe") the grid is about one block per SM
-//   (min(tiles, SMs x resident blocks)) and block b takes tile b first, then whichever tile of the
-//   grid the kernel would otherwise launch comes next (a counter in global memory, kTileCountBits),
-//   in the same order (heavy first under causal) and with the same tile -> (query tile, entry)
-//   mapping, so its output is bit for bit the one-block-per-tile
+//   (min(tiles, SMs x resident blocks)) and block b walks tiles b, b + grid, b + 2 grid, .. of the
+//   grid the kernel would otherwise launch, in the same order (heavy first under causal) and with
+//   the same tile -> (query tile, entry) mapping, so its output is bit for bit the one-block-per-tile
 //   launch's. The producer carries the K/V ring's stage and phase across tiles and loads the next
 //   tile's Q into a second Q buffer where shared memory has room (q_buffers()), so the next tile's
 //   Q and first K/V stages land while the consumers finish the previous tile's softmax and epilogue.
@@ -202,34 +201,16 @@ struct Wgmma16 : WarpgroupRoles<24> {
   static constexpr int q_free_barrier(const TileConfig& c, int buffer) { return q_barrier(c, q_buffers(c)) + 8 * buffer; }
   static constexpr int kBaseAlignSlack = 1024;  // the dynamic base is aligned up to 1024 in the kernel
   // Persistent: each consumer warpgroup's description of its current tile (kTileInfoWords ints: its
-  // first query row, K/V tiles, head, batch and whether another tile follows), written by the warpgroup's first thread at the
+  // first query row, K/V tiles, head and batch), written by the warpgroup's first thread at the
   // tile's start and read where it is needed instead of held in registers across the K/V loop
   // (three consumers have 160: held, the tile's coordinates spilled 4 to 16 B).
-  static constexpr int kTileInfoWords = 5;  // and whether the block has another tile after it
+  static constexpr int kTileInfoWords = 4;
   static constexpr int tile_info(const TileConfig& c, int consumer) {
     return q_free_barrier(c, q_buffers(c)) + 4 * kTileInfoWords * consumer;
   }
-  // Persistent: each Q buffer's tile slot (two ints: the tile whose Q the producer loads into the
-  // buffer, and whether the block has another tile after it), written by the producer before the
-  // buffer's Q barrier arrival and read by the consumers after its completion. The producer deals
-  // the tiles after each block's first from a counter in global memory (dynamic_tile).
-  static constexpr int tile_slot(const TileConfig& c, int buffer) { return tile_info(c, consumers(c)) + 8 * buffer; }
   static constexpr int smem_bytes(const TileConfig& c) {
-    return (c.persistent ? tile_slot(c, q_buffers(c)) : q_barrier(c, q_buffers(c))) + kBaseAlignSlack;
+    return (c.persistent ? tile_info(c, consumers(c)) : q_barrier(c, q_buffers(c))) + kBaseAlignSlack;
   }
-  // The persistent grid's dealer: tile `grid + n` goes to the block whose producer takes the n-th
-  // count of the launch's counter word (launch id in the high 40 bits, count in the low 24), so a
-  // block that finishes early takes the next tile, as the hardware deals a one-block-per-tile grid;
-  // each block's first tile is its own index. Tiles are numbered in 24 bits.
-  static constexpr int kTileCountBits = 24;
-  // The producer's registers after setmaxnreg: 24, or 32 with the persistent grid, whose producer
-  // also deals tiles (a 64-bit compare-and-swap loop: at 24 every /pe kernel spilled 36-124 B). The
-  // consumers' share is the same either way (240 for two, 160 for three: 128 x (32 + 2 x 240) =
-  // 65536).
-  static constexpr int producer_registers(const TileConfig& c) { return c.persistent ? 32 : kProducerRegisters; }
-  static_assert((65536 / kWarpgroupThreads - 32) / 2 / 8 * 8 >= 240 && (65536 / kWarpgroupThreads - 32) / 3 / 8 * 8 >= 160,
-                "the persistent producer's 32 registers leave the consumers their share");
-  static constexpr long long kMaxDealtTiles = (1LL << kTileCountBits) - 1;
   // Arrivals that free a Q buffer for the next tile's Q: one per consumer warpgroup, after its
   // TMA store of O has read the buffer's rows (cp.async.bulk.wait_group.read).
   static constexpr int q_free_arrivals(const TileConfig& c) { return consumers(c); }
