@@ -644,6 +644,15 @@ TEST(KernelTraits, Wgmma16TakesThreeConsumerWarpgroups) {
   EXPECT_EQ(traits::Wgmma16::consumer_registers(two), 240);
   EXPECT_LE(128 * (traits::Wgmma16::kProducerRegisters + 3 * traits::Wgmma16::consumer_registers(c)), 65536);
   EXPECT_EQ(make_geometry(c).threads_per_block, 512);
+  // Every compiled warp-specialized tile's setmaxnreg split fits what its launch allocates (the
+  // block's registers, not the SM's: a split beyond them leaves the consumers waiting forever).
+  for (const TileConfig& k : compiled_configs()) {
+    if (k.variant == Variant::Wgmma16 && traits::Wgmma16::reallocates_registers(k))
+      EXPECT_TRUE(traits::Wgmma16::split_fits(k)) << k.name();
+    using Tf32 = traits::WgmmaTf32<traits::MmaPrecision::Tf32x3>;  // the pair shares its roles
+    if ((k.variant == Variant::WgmmaTf32x3 || k.variant == Variant::WgmmaTf32x1) && Tf32::reallocates_registers(k))
+      EXPECT_TRUE(Tf32::split_fits(k)) << k.name();
+  }
   for (TileConfig bad : {TileConfig{Variant::Mma16, 64, 192, 64, Layout::Swizzled, DType::Bf16, 2, false},
                          TileConfig{Variant::RegTile2D, 64, 192, 64, Layout::Padded}}) {
     const auto why = tile_rejection(bad);

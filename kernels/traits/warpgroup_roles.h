@@ -18,12 +18,19 @@ struct WarpgroupRoles {
   static constexpr int consumers(const TileConfig& c) { return c.Br / kRowsPerConsumer; }
   static constexpr int threads(const TileConfig& c) { return kWarpgroupThreads * (1 + consumers(c)); }
   // setmaxnreg (sm_90a): the producer keeps kProducerRegisters and the consumers share the rest of
-  // the SM's 65536 in the allocation unit of 8, at most 240 each. With one consumer the launch
-  // already grants 255 to every thread, so no reallocation.
+  // what the launch gave the block (launch_registers per thread, not the SM's 65536: a consumer's
+  // setmaxnreg.inc waits until the block's pool holds its registers, so a split over the launch's
+  // allocation never returns; 168 x 384 = 64512 for two consumers), in the allocation unit of 8, at
+  // most 240 each. With one consumer the launch already grants 255 to every thread, so no
+  // reallocation.
   static constexpr int kProducerRegisters = ProducerRegisters;
   static constexpr int consumer_registers(const TileConfig& c) {
-    const int share = (65536 / kWarpgroupThreads - kProducerRegisters) / consumers(c) / 8 * 8;
+    const int share = (launch_registers(c) * (1 + consumers(c)) - kProducerRegisters) / consumers(c) / 8 * 8;
     return share < 240 ? share : 240;
+  }
+  // Whether the split fits the launch's allocation (what the kernel's setmaxnreg pair needs).
+  static constexpr bool split_fits(const TileConfig& c) {
+    return kProducerRegisters + consumers(c) * consumer_registers(c) <= launch_registers(c) * (1 + consumers(c));
   }
   static constexpr bool reallocates_registers(const TileConfig& c) { return consumers(c) > 1; }
   // What the launch grants every thread under __launch_bounds__(threads, 1): the register file
@@ -35,9 +42,17 @@ struct WarpgroupRoles {
 };
 
 // The splits the families were written for (their setmaxnreg comments): 24 + 2 x 240 and
-// 24 + 3 x 160 for wgmma16, 56 + 2 x 224 for the tf32 pair, 64512 of 65536 each.
+// 24 + 3 x 160 for wgmma16, 56 + 2 x 224 for the tf32 pair, 64512 registers each, all the launch
+// gives a block of 384 threads (168 each) and within the 65536 of 512 threads (128 each). A producer
+// of 32 beside two consumers of 240 would ask 65536 of the 64512 and hang the consumers' setmaxnreg
+// (seen on the H100: docs/results/h100-wgmma-persistent-dealer-6487b7e.md).
 static_assert(WarpgroupRoles<24>::consumer_registers(TileConfig{Variant::Wgmma16, 64, 128, 128}) == 240);
 static_assert(WarpgroupRoles<24>::consumer_registers(TileConfig{Variant::Wgmma16, 64, 192, 128}) == 160);
 static_assert(WarpgroupRoles<56>::consumer_registers(TileConfig{Variant::Wgmma16, 64, 128, 64}) == 224);
+static_assert(WarpgroupRoles<32>::consumer_registers(TileConfig{Variant::Wgmma16, 64, 128, 128}) == 232);
+static_assert(WarpgroupRoles<24>::split_fits(TileConfig{Variant::Wgmma16, 64, 128, 128}) &&
+              WarpgroupRoles<24>::split_fits(TileConfig{Variant::Wgmma16, 64, 192, 128}) &&
+              WarpgroupRoles<56>::split_fits(TileConfig{Variant::Wgmma16, 64, 128, 64}) &&
+              WarpgroupRoles<32>::split_fits(TileConfig{Variant::Wgmma16, 64, 128, 128}));
 
 }  // namespace flashtune::traits
