@@ -9,7 +9,8 @@
 # DECODE_FLUSHES: the L2 flushes the decode anchors are timed after, both sides (default "write";
 # "write read" for both: tuner/timing_harness.h, L2Flush); SWEEP_FLUSH: the sweep's (default write).
 # CTEST_ARGS: extra ctest arguments (e.g. "-R Wgmma16" for a part of the suite).
-# Usage: [SANITIZE="config ..."] [SASS_KERNELS="fragment ..."] [CTEST_ARGS=...] OUT=dir bash scripts/merged_gpu_check.sh [--no-sdpa] [--no-decode] [--decode-sweep]
+# Exit 3 when the suite runs out of time (a kernel that does not return), before the steps that
+# would launch it again. Usage: [SANITIZE="config ..."] [SASS_KERNELS="fragment ..."] [CTEST_ARGS=...] OUT=dir bash scripts/merged_gpu_check.sh [--no-sdpa] [--no-decode] [--decode-sweep]
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 OUT="${OUT:-$root/device-out}"; mkdir -p "$OUT"
@@ -45,6 +46,24 @@ fi
 say "ctest rc=$? ($(since)): $(grep -E 'tests passed|tests failed' "$OUT/ctest.log" | tail -1)"
 say "skipped on the GPU machine: $(grep -c '(Skipped)' "$OUT/ctest.log")"
 grep -A40 'The following tests FAILED' "$OUT/ctest.log" | head -40 | tee -a "$summary"
+# A suite that ran out of time has a kernel that does not return: the steps below would launch it
+# again and each wait out its own limit, spending the device budget on nothing.
+if grep -qE '\*\*\*Timeout' "$OUT/ctest.log" || ! grep -qE 'tests passed|tests failed' "$OUT/ctest.log"; then
+  say "ctest timed out (a kernel that does not return?): these did not finish:"
+  python3 - "$OUT/ctest.log" << 'PY' | tee -a "$summary"
+import re, sys
+started, done = {}, set()
+for line in open(sys.argv[1]):
+    m = re.search(r"Start\s+(\d+): (\S+)", line)
+    if m: started[m.group(1)] = m.group(2)
+    m = re.search(r"Test\s+#(\d+): (\S+).*(Passed|Failed|Skipped|Not Run)", line)
+    if m: done.add(m.group(1))
+print(" ".join(sorted(v for k, v in started.items() if k not in done)))
+PY
+  say "skipping the sanitizers, the SDPA comparison and the decode steps; total $(since)"
+  gzip -f "$OUT/build.log"
+  exit 3
+fi
 # SANITIZE="config ...": compute-sanitizer memcheck, racecheck and synccheck on each, through
 # `flashtune run --check` on a grouped KV-cache causal shape (odd Nq and keys), lines in the summary.
 for cfg in ${SANITIZE:-}; do
