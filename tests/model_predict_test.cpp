@@ -23,6 +23,19 @@ namespace {
 
 GpuSpec spec(const std::string& stem) { return load_gpu_spec(std::string(FLASHTUNE_TEST_GPU_DIR) + "/" + stem + ".json"); }
 
+// One GPU's predictions of single configs through a catalog of their analyses, each expected to
+// be served (no refusal).
+struct CheckedPredictor {
+  const GpuSpec& gpu;
+  const Coefficients& k;
+  ConfigCatalog catalog{};
+  Prediction operator()(const TileConfig& c, const Workload& w) {
+    Prediction p = predict(w, catalog.analysis(c), gpu, k);
+    EXPECT_TRUE(p.refusal.empty()) << c.name() << ": " << p.refusal;
+    return p;
+  }
+};
+
 TEST(Baselines, SeedModelFollowsTheSeedReportsLoops) {
   // The seed's validation case: batch 1 x 4 heads, N = 512, d = 32, Br = Bc = 32, RTX 3090.
   const GpuSpec g = spec("nvidia-rtx-3090");
@@ -355,13 +368,8 @@ TEST(PredictAsyncPipeline, Wgmma16IsBoundByItsTensorPipeAndItsWarpgroupsChain) {
 // the tensor pipe's products, and s2 with the overlap hides no load at all.
 TEST(PredictAsyncPipeline, CompiledOverlapIsTheSerialChainWithAStageHeldLonger) {
   const GpuSpec h100 = spec("nvidia-h100-sxm");
-  ConfigCatalog catalog;
   const Coefficients k;
-  const auto time_of = [&](const TileConfig& c, const Workload& w) {
-    const Prediction p = predict(w, catalog.analysis(c), h100, k);
-    EXPECT_TRUE(p.refusal.empty()) << c.name() << ": " << p.refusal;
-    return p;
-  };
+  CheckedPredictor time_of{h100, k};
   const Workload n4k{16, 4096, 128, false, 0.0f, DType::Bf16};
   TileConfig one{Variant::Wgmma16, 128, 64, 128, Layout::Swizzled, DType::Bf16, 3, false};
   TileConfig one_ov = one;
@@ -399,17 +407,15 @@ TEST(PredictAsyncPipeline, CompiledOverlapIsTheSerialChainWithAStageHeldLonger) 
 // tensor pipe during one's softmax; docs/results/h200-wgmma-overlap-split-92025e4.md.)
 TEST(PredictAsyncPipeline, SplitOverlapHidesTheSoftmaxUnderThePreviousPV) {
   const GpuSpec h100 = spec("nvidia-h100-sxm");
-  ConfigCatalog catalog;
   const Coefficients k;
+  CheckedPredictor time_of{h100, k};
   for (const int d : {64, 128}) {
     const Workload w{8, 8192, d, false, 0.0f, DType::Bf16};
     TileConfig serial{Variant::Wgmma16, d, 128, 64, Layout::Swizzled, DType::Bf16, 4, false};
     TileConfig ov = serial;
     ov.overlap = true;
     ASSERT_TRUE(traits::Wgmma16::overlap_hides_softmax(ov)) << ov.name();
-    const Prediction ps = predict(w, catalog.analysis(serial), h100, k);
-    const Prediction po = predict(w, catalog.analysis(ov), h100, k);
-    ASSERT_TRUE(ps.refusal.empty() && po.refusal.empty()) << ps.refusal << po.refusal;
+    const Prediction ps = time_of(serial, w), po = time_of(ov, w);
     EXPECT_LT(po.time_s, ps.time_s) << ov.name() << ": the softmax under the previous P V, four stages";
     EXPECT_GE(po.time_s, po.pipes.tensor) << ov.name();
   }
@@ -427,13 +433,8 @@ TEST(PredictAsyncPipeline, SplitOverlapHidesTheSoftmaxUnderThePreviousPV) {
 // never below the tensor pipe's products, the same products counted either way.
 TEST(PredictAsyncPipeline, PingPongRingExposesWhatTheOtherConsumersProductsCannotCover) {
   const GpuSpec h100 = spec("nvidia-h100-sxm");
-  ConfigCatalog catalog;
   const Coefficients k;
-  const auto time_of = [&](const TileConfig& c, const Workload& w) {
-    const Prediction p = predict(w, catalog.analysis(c), h100, k);
-    EXPECT_TRUE(p.refusal.empty()) << c.name() << ": " << p.refusal;
-    return p;
-  };
+  CheckedPredictor time_of{h100, k};
   const auto with_pp = [](TileConfig c) {
     c.ping_pong = true;
     return c;
@@ -479,13 +480,8 @@ TEST(PredictAsyncPipeline, PingPongRingExposesWhatTheOtherConsumersProductsCanno
 // first) where the rounds mix heavy and light query tiles.
 TEST(PredictAsyncPipeline, PersistentGridPaysTheFillOnceAndSchedulesCausalTilesStatically) {
   const GpuSpec h100 = spec("nvidia-h100-sxm");
-  ConfigCatalog catalog;
   const Coefficients k;
-  const auto time_of = [&](const TileConfig& c, const Workload& w) {
-    const Prediction p = predict(w, catalog.analysis(c), h100, k);
-    EXPECT_TRUE(p.refusal.empty()) << c.name() << ": " << p.refusal;
-    return p;
-  };
+  CheckedPredictor time_of{h100, k};
   const auto with_pe = [](TileConfig c) {
     c.persistent = true;
     return c;
