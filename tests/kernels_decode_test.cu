@@ -6,7 +6,6 @@
 //
 // Environment: FLASHTUNE_KERNEL_FILTER=<substring> limits the configs; FLASHTUNE_TEST_REPORT=<file>
 // writes the worst errors as JSON.
-#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
@@ -25,7 +24,8 @@
 #include <vector>
 
 #include "cuda_test_support.h"
-#include "gpu_test_support.h"
+#include "half_operands.h"
+#include "kernel_check_support.h"
 #include "kernels/decode_api.h"
 #include "kernels/reference.h"
 #include "kernels/registry.h"
@@ -36,16 +36,9 @@ namespace {
 template <class T>
 using DeviceBuffer = testing_support::DeviceArray<T>;
 
-const char* env(const char* name) {
-  const char* v = std::getenv(name);
-  return v && *v ? v : nullptr;
-}
-
-#define SKIP_WITHOUT_DEVICE()                                          \
-  do {                                                                 \
-    const std::string why_ = testing_support::no_gpu_reason();         \
-    if (!why_.empty()) GTEST_SKIP() << "no CUDA device: " << why_;     \
-  } while (0)
+using testing_support::env;
+using testing_support::from_bits;
+using testing_support::to_bits;
 
 // ---- the double reference: scores, then per row max, sum and O ------------------------------
 // Operands as exact floats, Q/O [batch, Hq, nq, d], K/V [batch, Hkv, keys, d] dense.
@@ -111,29 +104,6 @@ __global__ void ref_output(const double* s, const float* v, double* o, RefShape 
 }
 
 // ---- operands ----------------------------------------------------------------------------
-uint16_t to_bits(float x, DType t) {
-  if (t == DType::Fp16) {
-    const __half h = __float2half_rn(x);
-    uint16_t u;
-    std::memcpy(&u, &h, 2);
-    return u;
-  }
-  const __nv_bfloat16 h = __float2bfloat16_rn(x);
-  uint16_t u;
-  std::memcpy(&u, &h, 2);
-  return u;
-}
-float from_bits(uint16_t u, DType t) {
-  if (t == DType::Fp16) {
-    __half h;
-    std::memcpy(&h, &u, 2);
-    return __half2float(h);
-  }
-  __nv_bfloat16 h;
-  std::memcpy(&h, &u, 2);
-  return __bfloat162float(h);
-}
-
 // Uniform in [-amp, amp], rounded to the dtype: raw bytes for the kernel, exact floats for the
 // reference.
 struct Operand {
@@ -173,14 +143,7 @@ std::vector<float> read_output(const std::vector<unsigned char>& bytes, DType t)
   return out;
 }
 
-std::vector<const KernelInstance*> decode_instances() {
-  const char* filter = env("FLASHTUNE_KERNEL_FILTER");
-  std::vector<const KernelInstance*> out;
-  for (const KernelInstance* k : kernel_registry())
-    if (k->config().variant == Variant::Decode && (!filter || k->name().find(filter) != std::string::npos))
-      out.push_back(k);
-  return out;
-}
+std::vector<const KernelInstance*> decode_instances() { return testing_support::instances_of(Variant::Decode); }
 
 struct Case {
   int batch, q_heads, kv_group, nq, keys;
@@ -213,18 +176,12 @@ std::vector<Case> cases() {
   return cs;
 }
 
-struct Worst {
-  double rel_l2 = 0, max_abs = 0;
-  std::string where;
-  long long checks = 0;
-};
-
 TEST(KernelsDecode, EveryInstanceMatchesTheDoubleReference) {
   SKIP_WITHOUT_DEVICE();
   const DeviceLimits dev = DeviceLimits::query(0);
   const auto kernels = decode_instances();
   if (kernels.empty()) GTEST_SKIP() << "no decode instance compiled (or none matches the filter)";
-  std::map<std::string, Worst> worst;
+  testing_support::WorstByDtype worst;
   std::mt19937 rng(26);
   for (DType t : {DType::Fp32, DType::Bf16, DType::Fp16})
     for (int d : {64, 128}) {
@@ -289,25 +246,12 @@ TEST(KernelsDecode, EveryInstanceMatchesTheDoubleReference) {
             const ErrorStats e = compare_to_reference(out.data(), ref.data(), nq_el);
             EXPECT_TRUE(e.passes(rel_l2_tolerance(t)))
                 << where << ": rel_l2 " << e.rel_l2 << " max_abs " << e.max_abs << " non-finite " << e.nonfinite;
-            Worst& wv = worst[dtype_name(t)];
-            ++wv.checks;
-            if (e.rel_l2 >= wv.rel_l2 || e.nonfinite > 0) {
-              wv.rel_l2 = e.nonfinite > 0 ? INFINITY : e.rel_l2;
-              wv.where = where;
-            }
-            wv.max_abs = std::max(wv.max_abs, e.max_abs);
+            worst[dtype_name(t)].record(e, where);
           }
         }
       }
     }
-  nlohmann::json report;
-  report["device"] = dev.name;
-  for (const auto& [dt, wv] : worst) {
-    std::printf("worst rel L2 decode %-5s %.3e  (max abs %.3e, %lld checks) at %s\n", dt.c_str(), wv.rel_l2, wv.max_abs,
-                wv.checks, wv.where.c_str());
-    report["worst"][dt] = {{"rel_l2", wv.rel_l2}, {"max_abs", wv.max_abs}, {"checks", wv.checks}, {"where", wv.where}};
-  }
-  if (const char* path = env("FLASHTUNE_TEST_REPORT")) std::ofstream(path) << report.dump(2) << "\n";
+  testing_support::report_worst("decode", worst, dev);
 }
 
 // [batch, N, heads, d] views of Q/O and K/V (the layout of a fused projection), O with gaps of

@@ -27,8 +27,8 @@
 #include <vector>
 
 #include "cuda_test_support.h"
-#include "gpu_test_support.h"
 #include "half_operands.h"
+#include "kernel_check_support.h"
 #include "kernels/reference.h"
 #include "kernels/registry.h"
 #include "kernels/traits/variants.h"
@@ -36,123 +36,23 @@
 namespace flashtune {
 namespace {
 
+using testing_support::env;
 using testing_support::from_bits;
 using testing_support::HalfOperand;
+using testing_support::instances_of;
 using testing_support::random_half_operand;
 template <class T>
 using DeviceBuffer = testing_support::DeviceArray<T>;
 
-const char* env(const char* name) {
-  const char* v = std::getenv(name);
-  return v && *v ? v : nullptr;
-}
-
-// No device, or a device without wgmma: skip, saying which.
-#define SKIP_WITHOUT_SM90()                                                                      \
-  do {                                                                                           \
-    const std::string why_ = testing_support::no_gpu_reason();                                   \
-    if (!why_.empty()) GTEST_SKIP() << "no CUDA device: " << why_;                               \
-    const DeviceLimits d_ = DeviceLimits::query(0);                                              \
-    if (d_.cc_major * 10 + d_.cc_minor < kWgmmaMinComputeCapability)                             \
-      GTEST_SKIP() << "wgmma16 needs sm_90a; " << d_.name << " is " << d_.cc_major << "." << d_.cc_minor; \
-  } while (0)
-
-std::vector<const KernelInstance*> instances_of(Variant v) {
-  const char* filter = env("FLASHTUNE_KERNEL_FILTER");
-  std::vector<const KernelInstance*> out;
-  for (const KernelInstance* k : kernel_registry())
-    if (k->config().variant == v && (!filter || k->name().find(filter) != std::string::npos)) out.push_back(k);
-  return out;
-}
-
-std::string describe(const Workload& w, float amp_q) {
-  char buf[160];
-  std::snprintf(buf, sizeof buf, "B=%lld N=%lld d=%d causal=%d %s q in [-%g, %g]", w.B, w.N, w.d, int(w.causal),
-                dtype_name(w.dtype), double(amp_q), double(amp_q));
-  return buf;
-}
-
 TEST(KernelsWgmma16, EveryInstanceMatchesTheDoubleReferenceOnRoundedInputs) {
-  SKIP_WITHOUT_SM90();
-  const DeviceLimits dev = DeviceLimits::query(0);
+  SKIP_WITHOUT_SM90("wgmma16");
   const auto kernels = instances_of(Variant::Wgmma16);
   if (kernels.empty()) GTEST_SKIP() << "no wgmma16 instance compiled (or none matches the filter)";
-  const bool quick = env("FLASHTUNE_TEST_QUICK") != nullptr;
-  struct Shape {
-    long long B, N;
-  };
-  // N = 1, 17, 1000, 2049: no multiple of any tile; 512: a multiple of every tile.
-  const std::vector<Shape> shapes =
-      quick ? std::vector<Shape>{{2, 77}} : std::vector<Shape>{{3, 1}, {3, 17}, {2, 512}, {2, 1000}, {1, 2049}};
-  struct Worst {
-    double rel_l2 = 0, max_abs = 0;
-    std::string where;
-    long long checks = 0;
-  };
-  std::map<std::string, Worst> worst;  // per dtype
   std::mt19937 rng(25);
-  for (DType t : {DType::Bf16, DType::Fp16})
-    for (int d : {64, 128}) {
-      std::vector<const KernelInstance*> ks;
-      for (const KernelInstance* k : kernels)
-        if (k->config().d == d && k->config().dtype == t) ks.push_back(k);
-      if (ks.empty()) continue;
-      for (const Shape& shape : shapes)
-        for (bool causal : {false, true})
-          for (float amp : {3.0f, 15.0f}) {
-            if (quick && amp > 3.0f) continue;
-            Workload w;
-            w.B = shape.B;
-            w.N = shape.N;
-            w.d = d;
-            w.causal = causal;
-            w.dtype = t;
-            const std::size_t n = static_cast<std::size_t>(w.B * w.N * d);
-            // Scores: q of amp 15 against k of amp 3 reach past +-50 for N >= a few hundred.
-            const HalfOperand q = random_half_operand(n, amp, t, rng), k = random_half_operand(n, 3.0f, t, rng),
-                              v = random_half_operand(n, 3.0f, t, rng);
-            DeviceBuffer<float> qf(n), kf(n), vf(n);
-            DeviceBuffer<double> ref_d(n);
-            DeviceBuffer<uint16_t> qb(n), kb(n), vb(n), ob(n);
-            ASSERT_TRUE(qf.ptr && kf.ptr && vf.ptr && ref_d.ptr && qb.ptr && kb.ptr && vb.ptr && ob.ptr);
-            CUDA_OK(cudaMemcpy(qf.ptr, q.exact.data(), n * 4, cudaMemcpyHostToDevice));
-            CUDA_OK(cudaMemcpy(kf.ptr, k.exact.data(), n * 4, cudaMemcpyHostToDevice));
-            CUDA_OK(cudaMemcpy(vf.ptr, v.exact.data(), n * 4, cudaMemcpyHostToDevice));
-            Workload wr = w;
-            wr.dtype = DType::Fp32;
-            CUDA_OK(attention_reference_gpu(qf.ptr, kf.ptr, vf.ptr, ref_d.ptr, wr, nullptr));
-            std::vector<double> ref(n);
-            CUDA_OK(cudaMemcpy(ref.data(), ref_d.ptr, n * 8, cudaMemcpyDeviceToHost));
-            CUDA_OK(cudaMemcpy(qb.ptr, q.bits.data(), n * 2, cudaMemcpyHostToDevice));
-            CUDA_OK(cudaMemcpy(kb.ptr, k.bits.data(), n * 2, cudaMemcpyHostToDevice));
-            CUDA_OK(cudaMemcpy(vb.ptr, v.bits.data(), n * 2, cudaMemcpyHostToDevice));
-            std::vector<uint16_t> out_bits(n);
-            std::vector<float> out(n);
-            for (const KernelInstance* kern : ks) {
-              const std::string where = kern->name() + " " + describe(w, amp);
-              const Support s = kern->can_implement(w, dev);
-              ASSERT_TRUE(s) << where << ": " << s.reason;
-              CUDA_OK(cudaMemset(ob.ptr, 0xFF, n * 2));  // NaN in both dtypes
-              CUDA_OK(kern->launch(qb.ptr, kb.ptr, vb.ptr, ob.ptr, w, nullptr));
-              CUDA_OK(cudaDeviceSynchronize());
-              CUDA_OK(cudaMemcpy(out_bits.data(), ob.ptr, n * 2, cudaMemcpyDeviceToHost));
-              for (std::size_t i = 0; i < n; ++i) out[i] = from_bits(out_bits[i], t);
-              const ErrorStats e = compare_to_reference(out.data(), ref.data(), n);
-              EXPECT_TRUE(e.passes(rel_l2_tolerance(t)))
-                  << where << ": rel_l2 " << e.rel_l2 << " max_abs " << e.max_abs << " non-finite " << e.nonfinite;
-              Worst& wv = worst[dtype_name(t)];
-              ++wv.checks;
-              if (e.rel_l2 >= wv.rel_l2 || e.nonfinite > 0) {
-                wv.rel_l2 = e.nonfinite > 0 ? INFINITY : e.rel_l2;
-                wv.where = where;
-              }
-              wv.max_abs = std::max(wv.max_abs, e.max_abs);
-            }
-          }
-    }
-  for (const auto& [dt, wv] : worst)
-    std::printf("worst rel L2 wgmma16 %-5s %.3e  (max abs %.3e, %lld checks; tolerance %.0e) at %s\n", dt.c_str(),
-                wv.rel_l2, wv.max_abs, wv.checks, rel_l2_tolerance(*parse_dtype(dt)), wv.where.c_str());
+  testing_support::WorstByDtype worst;
+  testing_support::check_every_half_instance(kernels, rng, worst);
+  if (HasFatalFailure()) return;
+  testing_support::report_worst("wgmma16", worst, DeviceLimits::query(0));
 }
 
 // The intra-warpgroup overlap (the /ov configs) on the shapes where its bookkeeping can go wrong:
@@ -269,7 +169,7 @@ void check_inference_shapes_against_twins(const std::vector<const KernelInstance
 }
 
 TEST(KernelsWgmma16, OverlapMatchesTheReferenceAndTheSerialLoopOnInferenceShapes) {
-  SKIP_WITHOUT_SM90();
+  SKIP_WITHOUT_SM90("wgmma16");
   std::vector<const KernelInstance*> overlapped;
   for (const KernelInstance* k : instances_of(Variant::Wgmma16))
     if (k->config().overlap) overlapped.push_back(k);
@@ -288,7 +188,7 @@ TEST(KernelsWgmma16, OverlapMatchesTheReferenceAndTheSerialLoopOnInferenceShapes
 // hangs; and the turns order the issues, not the arithmetic, so each output is bit for bit its
 // twin's without /pp (the same tile, dtype and overlap).
 TEST(KernelsWgmma16, PingPongMatchesTheReferenceAndItsTwinOnInferenceShapes) {
-  SKIP_WITHOUT_SM90();
+  SKIP_WITHOUT_SM90("wgmma16");
   std::vector<const KernelInstance*> pp;
   for (const KernelInstance* k : instances_of(Variant::Wgmma16))
     if (k->config().ping_pong) pp.push_back(k);
@@ -306,7 +206,7 @@ TEST(KernelsWgmma16, PingPongMatchesTheReferenceAndItsTwinOnInferenceShapes) {
 // one-block-per-tile launch computes, so each output is bit for bit its twin's without /pe (the same
 // tile, stages, dtype, overlap and ping-pong).
 TEST(KernelsWgmma16, PersistentMatchesTheReferenceAndItsTwinOnInferenceShapes) {
-  SKIP_WITHOUT_SM90();
+  SKIP_WITHOUT_SM90("wgmma16");
   std::vector<const KernelInstance*> pe;
   for (const KernelInstance* k : instances_of(Variant::Wgmma16))
     if (k->config().persistent) pe.push_back(k);
@@ -324,78 +224,10 @@ TEST(KernelsWgmma16, PersistentMatchesTheReferenceAndItsTwinOnInferenceShapes) {
 // [batch, N, heads, d] views (heads = 3) with O in a buffer whose rows have 8 elements of gap:
 // bit for bit the packed launch, nothing written outside O's rows.
 TEST(KernelsWgmma16, StridedOperandsMatchThePackedLaunchBitForBit) {
-  SKIP_WITHOUT_SM90();
-  const DeviceLimits dev = DeviceLimits::query(0);
+  SKIP_WITHOUT_SM90("wgmma16");
   const auto kernels = instances_of(Variant::Wgmma16);
   if (kernels.empty()) GTEST_SKIP() << "no wgmma16 instance compiled";
-  std::mt19937 rng(5);
-  const long long batch = 2, heads = 3;
-  long long compared = 0;
-  for (const KernelInstance* kern : kernels)
-    for (long long N : {77LL, 300LL})
-      for (bool causal : {false, true}) {
-        const TileConfig& c = kern->config();
-        const int d = c.d;
-        Workload w;
-        w.B = batch * heads;
-        w.N = N;
-        w.d = d;
-        w.causal = causal;
-        w.dtype = c.dtype;
-        const std::size_t one = static_cast<std::size_t>(w.B * N * d);
-        const HalfOperand q = random_half_operand(one, 3.0f, c.dtype, rng), k = random_half_operand(one, 3.0f, c.dtype, rng),
-                          v = random_half_operand(one, 3.0f, c.dtype, rng);
-        const OperandStrides bnhd{N * heads * d, d, heads * d};
-        const OperandStrides o_strided{N * heads * (d + 8), d + 8, heads * (d + 8)};
-        const std::size_t o_elems = static_cast<std::size_t>(batch * N * heads * (d + 8));
-        std::vector<uint16_t> qs(one), ks(one), vs(one);
-        for (long long b = 0; b < batch; ++b)
-          for (long long h = 0; h < heads; ++h)
-            for (long long r = 0; r < N; ++r)
-              for (int col = 0; col < d; ++col) {
-                const std::size_t src = static_cast<std::size_t>(((b * heads + h) * N + r) * d + col);
-                const std::size_t dst = static_cast<std::size_t>(b * bnhd.batch + h * bnhd.head + r * bnhd.row + col);
-                qs[dst] = q.bits[src];
-                ks[dst] = k.bits[src];
-                vs[dst] = v.bits[src];
-              }
-        DeviceBuffer<uint16_t> pq(one), pk(one), pv(one), po(one), sq(one), sk(one), sv(one), so(o_elems);
-        ASSERT_TRUE(pq.ptr && pk.ptr && pv.ptr && po.ptr && sq.ptr && sk.ptr && sv.ptr && so.ptr);
-        CUDA_OK(cudaMemcpy(pq.ptr, q.bits.data(), one * 2, cudaMemcpyHostToDevice));
-        CUDA_OK(cudaMemcpy(pk.ptr, k.bits.data(), one * 2, cudaMemcpyHostToDevice));
-        CUDA_OK(cudaMemcpy(pv.ptr, v.bits.data(), one * 2, cudaMemcpyHostToDevice));
-        CUDA_OK(cudaMemcpy(sq.ptr, qs.data(), one * 2, cudaMemcpyHostToDevice));
-        CUDA_OK(cudaMemcpy(sk.ptr, ks.data(), one * 2, cudaMemcpyHostToDevice));
-        CUDA_OK(cudaMemcpy(sv.ptr, vs.data(), one * 2, cudaMemcpyHostToDevice));
-        CUDA_OK(cudaMemset(so.ptr, 0xFF, o_elems * 2));
-        AttentionTensors t{sq.ptr, sk.ptr, sv.ptr, so.ptr, AttentionStrides::uniform(heads, bnhd)};
-        t.strides.o = o_strided;
-        const std::string where = kern->name() + " N=" + std::to_string(N) + (causal ? " causal" : "");
-        ASSERT_TRUE(kern->can_address(t, w)) << where << ": " << kern->can_address(t, w).reason;
-        ASSERT_TRUE(kern->can_implement(w, dev)) << where;
-        CUDA_OK(kern->launch(pq.ptr, pk.ptr, pv.ptr, po.ptr, w, nullptr));
-        CUDA_OK(kern->launch(t, w, nullptr));
-        CUDA_OK(cudaDeviceSynchronize());
-        std::vector<uint16_t> packed(one), strided(o_elems);
-        CUDA_OK(cudaMemcpy(packed.data(), po.ptr, one * 2, cudaMemcpyDeviceToHost));
-        CUDA_OK(cudaMemcpy(strided.data(), so.ptr, o_elems * 2, cudaMemcpyDeviceToHost));
-        std::vector<char> is_row(o_elems, 0);
-        long long mismatches = 0, gap_writes = 0;
-        for (long long b = 0; b < batch; ++b)
-          for (long long h = 0; h < heads; ++h)
-            for (long long r = 0; r < N; ++r)
-              for (int col = 0; col < d; ++col) {
-                const std::size_t i =
-                    static_cast<std::size_t>(b * o_strided.batch + h * o_strided.head + r * o_strided.row + col);
-                is_row[i] = 1;
-                mismatches += strided[i] != packed[static_cast<std::size_t>(((b * heads + h) * N + r) * d + col)];
-              }
-        for (std::size_t i = 0; i < o_elems; ++i) gap_writes += !is_row[i] && strided[i] != 0xFFFFu;
-        EXPECT_EQ(mismatches, 0) << where << ": elements differing from the packed launch";
-        EXPECT_EQ(gap_writes, 0) << where << ": elements written outside O's rows";
-        ++compared;
-      }
-  EXPECT_GT(compared, 0);
+  testing_support::check_strided_half_launches(kernels);
 }
 
 // The refusals need no device: an sm_80 device in can_implement, and strides a tensor map cannot
@@ -432,7 +264,7 @@ TEST(KernelsWgmma16, RefusesOlderGpusAndOperandsTmaCannotAddress) {
 }
 
 TEST(KernelsWgmma16, LaunchRefusesAnotherDtypeAndNoSpills) {
-  SKIP_WITHOUT_SM90();
+  SKIP_WITHOUT_SM90("wgmma16");
   const DeviceLimits dev = DeviceLimits::query(0);
   for (const KernelInstance* kern : instances_of(Variant::Wgmma16)) {
     Workload w;
@@ -458,7 +290,7 @@ TEST(KernelsWgmma16, LaunchRefusesAnotherDtypeAndNoSpills) {
 // the case's d, L2 flushed before each launch, median of 15 after 3 warm-ups; the best of each
 // family. Run with --gtest_also_run_disabled_tests --gtest_filter='*Wgmma16Timing*'.
 TEST(KernelsWgmma16Timing, DISABLED_SeedCasesBf16BesideMma16) {
-  SKIP_WITHOUT_SM90();
+  SKIP_WITHOUT_SM90("wgmma16");
   struct Case {
     const char* name;
     long long B, N;
@@ -471,14 +303,10 @@ TEST(KernelsWgmma16Timing, DISABLED_SeedCasesBf16BesideMma16) {
                         {"n1999_d64_causal", 24, 1999, 64, true}, {"n4k_d128", 16, 4096, 128, false},
                         {"n8k_d128", 8, 8192, 128, false}};
   const DeviceLimits dev = DeviceLimits::query(0);
-  const std::size_t flush_bytes = 256u << 20;
-  DeviceBuffer<char> flush(flush_bytes);
-  ASSERT_TRUE(flush.ptr);
+  testing_support::L2FlushedTimer timer;
+  ASSERT_TRUE(timer.ready());
   nlohmann::json report = nlohmann::json::array();
   std::mt19937 rng(1);
-  cudaEvent_t start, stop;
-  CUDA_OK(cudaEventCreate(&start));
-  CUDA_OK(cudaEventCreate(&stop));
   std::vector<const KernelInstance*> kernels = instances_of(Variant::Wgmma16);
   for (const KernelInstance* k : instances_of(Variant::Mma16)) kernels.push_back(k);
   for (const Case& c : cases) {
@@ -499,20 +327,9 @@ TEST(KernelsWgmma16Timing, DISABLED_SeedCasesBf16BesideMma16) {
     std::map<Variant, std::pair<double, std::string>> best;
     for (const KernelInstance* kern : kernels) {
       if (kern->config().d != c.d || kern->config().dtype != w.dtype || !kern->can_implement(w, dev)) continue;
-      for (int i = 0; i < 3; ++i) CUDA_OK(kern->launch(qb.ptr, kb.ptr, vb.ptr, ob.ptr, w, nullptr));
-      std::vector<float> ms;
-      for (int i = 0; i < 15; ++i) {
-        CUDA_OK(cudaMemsetAsync(flush.ptr, i, flush_bytes));
-        CUDA_OK(cudaEventRecord(start));
-        CUDA_OK(kern->launch(qb.ptr, kb.ptr, vb.ptr, ob.ptr, w, nullptr));
-        CUDA_OK(cudaEventRecord(stop));
-        CUDA_OK(cudaEventSynchronize(stop));
-        float t = 0;
-        CUDA_OK(cudaEventElapsedTime(&t, start, stop));
-        ms.push_back(t);
-      }
-      std::sort(ms.begin(), ms.end());
-      const double med = ms[ms.size() / 2];
+      double med = 0;
+      timer.median_ms([&] { return kern->launch(qb.ptr, kb.ptr, vb.ptr, ob.ptr, w, nullptr); }, med);
+      if (HasFatalFailure()) return;
       const double tflops = w.nominal_flops() / (med * 1e-3) / 1e12;
       std::printf("%-18s %-46s %9.4f ms %7.1f TFLOP/s\n", c.name, kern->name().c_str(), med, tflops);
       report.push_back({{"case", c.name}, {"config", kern->name()}, {"median_ms", med}, {"tflops", tflops}});
@@ -523,8 +340,6 @@ TEST(KernelsWgmma16Timing, DISABLED_SeedCasesBf16BesideMma16) {
       std::printf("BEST %-18s %-8s %-46s %9.4f ms %7.1f TFLOP/s\n", c.name, variant_name(var), b.second.c_str(), b.first,
                   w.nominal_flops() / (b.first * 1e-3) / 1e12);
   }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
   if (const char* path = env("FLASHTUNE_TIMING_REPORT")) std::ofstream(path) << report.dump(2) << "\n";
 }
 

@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "cuda_test_support.h"
-#include "gpu_test_support.h"
+#include "kernel_check_support.h"
 #include "kernels/reference.h"
 #include "kernels/registry.h"
 #include "kernels/traits/variants.h"
@@ -35,31 +35,14 @@
 namespace flashtune {
 namespace {
 
+using testing_support::env;
 template <class T>
 using DeviceBuffer = testing_support::DeviceArray<T>;
-
-const char* env(const char* name) {
-  const char* v = std::getenv(name);
-  return v && *v ? v : nullptr;
-}
-
-#define SKIP_WITHOUT_SM90()                                                                      \
-  do {                                                                                           \
-    const std::string why_ = testing_support::no_gpu_reason();                                   \
-    if (!why_.empty()) GTEST_SKIP() << "no CUDA device: " << why_;                               \
-    const DeviceLimits d_ = DeviceLimits::query(0);                                              \
-    if (d_.cc_major * 10 + d_.cc_minor < kWgmmaMinComputeCapability)                             \
-      GTEST_SKIP() << "wgmma .tf32 needs sm_90a; " << d_.name << " is " << d_.cc_major << "." << d_.cc_minor; \
-  } while (0)
 
 bool is_tf32_wgmma(Variant v) { return v == Variant::WgmmaTf32x3 || v == Variant::WgmmaTf32x1; }
 
 std::vector<const KernelInstance*> instances() {
-  const char* filter = env("FLASHTUNE_KERNEL_FILTER");
-  std::vector<const KernelInstance*> out;
-  for (const KernelInstance* k : kernel_registry())
-    if (is_tf32_wgmma(k->config().variant) && (!filter || k->name().find(filter) != std::string::npos)) out.push_back(k);
-  return out;
+  return testing_support::instances_where([](const TileConfig& c) { return is_tf32_wgmma(c.variant); });
 }
 
 std::vector<float> random_operand(std::size_t n, float amp, std::mt19937& rng) {
@@ -116,7 +99,7 @@ void check_shape(const std::vector<const KernelInstance*>& ks, const Workload& w
 }
 
 TEST(KernelsWgmmaTf32, EveryInstanceMatchesTheDoubleReference) {
-  SKIP_WITHOUT_SM90();
+  SKIP_WITHOUT_SM90("wgmma .tf32");
   const auto ks = instances();
   if (ks.empty()) GTEST_SKIP() << "no wgmma_tf32 instance compiled (or none matches the filter)";
   // Self-attention at N = 1, 17, 1000, 2049 (no multiple of any tile) and 512 (a multiple of
@@ -147,7 +130,7 @@ TEST(KernelsWgmmaTf32, EveryInstanceMatchesTheDoubleReference) {
 }
 
 TEST(KernelsWgmmaTf32, StridedOperandsMatchThePackedLaunchBitForBit) {
-  SKIP_WITHOUT_SM90();
+  SKIP_WITHOUT_SM90("wgmma .tf32");
   const auto ks = instances();
   if (ks.empty()) GTEST_SKIP() << "no wgmma_tf32 instance compiled";
   std::mt19937 rng(7);
@@ -193,7 +176,7 @@ TEST(KernelsWgmmaTf32, StridedOperandsMatchThePackedLaunchBitForBit) {
 }
 
 TEST(KernelsWgmmaTf32, NoLocalMemory) {
-  SKIP_WITHOUT_SM90();
+  SKIP_WITHOUT_SM90("wgmma .tf32");
   for (const KernelInstance* kern : instances()) {
     const KernelResources r = kern->resources();
     EXPECT_EQ(r.local_bytes, 0) << kern->name();
@@ -308,7 +291,7 @@ TEST(KernelsWgmmaTf32Host, TransposerCoversTheTileWithoutBankConflicts) {
 // 15 after 3 warm-ups; the best per variant. Run with --gtest_also_run_disabled_tests
 // --gtest_filter='*WgmmaTf32Timing*'.
 TEST(KernelsWgmmaTf32Timing, DISABLED_SeedCasesFp32BesideMmaTf32) {
-  SKIP_WITHOUT_SM90();
+  SKIP_WITHOUT_SM90("wgmma .tf32");
   struct Case {
     const char* name;
     long long B, N;
@@ -320,14 +303,10 @@ TEST(KernelsWgmmaTf32Timing, DISABLED_SeedCasesFp32BesideMmaTf32) {
                         {"n1k_d128", 64, 1024, 128, false},   {"n1k_d128_causal", 64, 1024, 128, true},
                         {"n1999_d64_causal", 24, 1999, 64, true}, {"n4k_d128", 16, 4096, 128, false}};
   const DeviceLimits dev = DeviceLimits::query(0);
-  const std::size_t flush_bytes = 256u << 20;
-  DeviceBuffer<char> flush(flush_bytes);
-  ASSERT_TRUE(flush.ptr);
+  testing_support::L2FlushedTimer timer;
+  ASSERT_TRUE(timer.ready());
   nlohmann::json report = nlohmann::json::array();
   std::mt19937 rng(1);
-  cudaEvent_t start, stop;
-  CUDA_OK(cudaEventCreate(&start));
-  CUDA_OK(cudaEventCreate(&stop));
   std::vector<const KernelInstance*> kernels = instances();
   for (const KernelInstance* k : kernel_registry())
     if (k->config().variant == Variant::MmaTf32x3 || k->config().variant == Variant::MmaTf32x1) kernels.push_back(k);
@@ -348,20 +327,9 @@ TEST(KernelsWgmmaTf32Timing, DISABLED_SeedCasesFp32BesideMmaTf32) {
     std::map<Variant, std::pair<double, std::string>> best;
     for (const KernelInstance* kern : kernels) {
       if (kern->config().d != c.d || !kern->can_implement(w, dev)) continue;
-      for (int i = 0; i < 3; ++i) CUDA_OK(kern->launch(qd.ptr, kd.ptr, vd.ptr, od.ptr, w, nullptr));
-      std::vector<float> ms;
-      for (int i = 0; i < 15; ++i) {
-        CUDA_OK(cudaMemsetAsync(flush.ptr, i, flush_bytes));
-        CUDA_OK(cudaEventRecord(start));
-        CUDA_OK(kern->launch(qd.ptr, kd.ptr, vd.ptr, od.ptr, w, nullptr));
-        CUDA_OK(cudaEventRecord(stop));
-        CUDA_OK(cudaEventSynchronize(stop));
-        float t = 0;
-        CUDA_OK(cudaEventElapsedTime(&t, start, stop));
-        ms.push_back(t);
-      }
-      std::sort(ms.begin(), ms.end());
-      const double med = ms[ms.size() / 2];
+      double med = 0;
+      timer.median_ms([&] { return kern->launch(qd.ptr, kd.ptr, vd.ptr, od.ptr, w, nullptr); }, med);
+      if (HasFatalFailure()) return;
       const double tflops = w.nominal_flops() / (med * 1e-3) / 1e12;
       std::printf("%-18s %-46s %9.4f ms %7.1f TFLOP/s\n", c.name, kern->name().c_str(), med, tflops);
       report.push_back({{"case", c.name}, {"config", kern->name()}, {"median_ms", med}, {"tflops", tflops}});
@@ -372,8 +340,6 @@ TEST(KernelsWgmmaTf32Timing, DISABLED_SeedCasesFp32BesideMmaTf32) {
       std::printf("BEST %-18s %-13s %-46s %9.4f ms %7.1f TFLOP/s\n", c.name, variant_name(var), b.second.c_str(), b.first,
                   w.nominal_flops() / (b.first * 1e-3) / 1e12);
   }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
   if (const char* path = env("FLASHTUNE_TIMING_REPORT")) std::ofstream(path) << report.dump(2) << "\n";
 }
 
