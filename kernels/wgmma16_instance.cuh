@@ -38,6 +38,7 @@ class Wgmma16Instance final : public KernelInstance {
                          " is compute capability " + std::to_string(dev.cc_major) + "." + std::to_string(dev.cc_minor));
     if (Support s = check_support(config_, Tile::kThreads, Tile::kSmemBytes, BR, Traits::kCausalHeavyFirst, w, dev); !s)
       return s;
+    if (const char* why = Traits::persistent_refusal(config_, w)) return Support::no(why);
     if (PERSISTENT != 0) {
       const LaunchShape shape = launch_shape(w, BR, Traits::kCausalHeavyFirst);
       if (shape.blocks > INT_MAX)

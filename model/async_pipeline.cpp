@@ -67,40 +67,6 @@ struct BlockTerms {
   double fp32, sfu, issue;
 };
 
-// The persistent grid's causal makespan, in shared_sm_makespan's unit (a full SM's time per mean
-// block's work): G = SMs x k blocks, block b running the tiles b, b + G, .. of the one-block-per-
-// tile grid in its launch order (traits::grid_order; heavy first), one after the other, a tile's
-// work its K/V tiles over the mean. SM s holds blocks s, s + SMs, .. and takes the longer of their
-// summed work (the SM's throughput) and its longest block's at solo speed (`solo`, clamped to
-// [1, k] as there). A static assignment: unlike the hardware's, no block takes a tile because it
-// finished early.
-double persistent_causal_makespan(const Workload& w, const TileConfig& c, int sm_count, int k, double solo,
-                                  double mean_tiles) {
-  const long long q_tiles = traits::ceil_div_ll(w.N, c.Br), tiles = q_tiles * w.B;
-  const long long grid = std::min<long long>(tiles, static_cast<long long>(sm_count) * k);
-  if (grid <= 0 || mean_tiles <= 0) return 0.0;
-  const long long keys = w.keys(), all = traits::ceil_div_ll(keys, c.Bc), offset = w.causal_offset();
-  const bool batch_fastest = traits::grid_order(w.B, q_tiles, true, true) == traits::GridOrder::BatchFastest;
-  std::vector<double> block(static_cast<std::size_t>(grid), 0.0);
-  for (long long t = 0; t < tiles; ++t) {
-    const long long in_grid = batch_fastest ? t / w.B : t % q_tiles;  // the grid's query-tile coordinate
-    const long long q_tile = q_tiles - 1 - in_grid;
-    const long long upto = ((q_tile + 1) * c.Br - 1 + offset) / c.Bc + 1;
-    block[static_cast<std::size_t>(t % grid)] += double(std::min(upto, all)) / mean_tiles;
-  }
-  const double s = std::clamp(solo, 1.0, double(std::max(1, k)));
-  double makespan = 0.0;
-  for (long long sm = 0; sm < std::min<long long>(grid, sm_count); ++sm) {
-    double sum = 0.0, longest = 0.0;
-    for (long long b = sm; b < grid; b += sm_count) {
-      sum += block[static_cast<std::size_t>(b)];
-      longest = std::max(longest, block[static_cast<std::size_t>(b)]);
-    }
-    makespan = std::max(makespan, std::max(sum, longest * s));
-  }
-  return makespan;
-}
-
 }  // namespace
 
 double consumer_tile_visits(const Workload& w, const TileConfig& c) {
@@ -135,6 +101,11 @@ AsyncPipelineCounts count_async_pipeline(const Workload& w, const TileConfig& c,
 
 Prediction predict_async_pipeline(const Workload& w, const GeometryAnalysis& g, const GpuSpec& gpu,
                                   const Coefficients& c, int registers_per_thread) {
+  if (const char* why = Wgmma16::persistent_refusal(g.config, w)) {
+    Prediction refused;
+    refused.refusal = why;
+    return refused;
+  }
   Prediction p = prediction_prologue(w, g, gpu, c, registers_per_thread);
   if (!p.refusal.empty()) return p;
   const Counts& n = p.counts;
@@ -269,10 +240,7 @@ Prediction predict_async_pipeline(const Workload& w, const GeometryAnalysis& g, 
     const double unit = full_wave / k_resident;
     const double solo = wave_time(1.0, gpu.sm_count, nullptr) / unit;
     const SharedSmGrid grid{cfg.Br, cfg.Bc, g.causal_heavy_first, gpu.sm_count, p.occupancy.blocks_per_sm};
-    p.time_s = (cfg.persistent ? persistent_causal_makespan(w, cfg, gpu.sm_count, p.occupancy.blocks_per_sm, solo,
-                                                            n.tiles.mean_tiles_per_block)
-                               : shared_sm_makespan(w, grid, solo)) *
-               unit;
+    p.time_s = shared_sm_makespan(w, grid, solo) * unit;
     p.imbalance = waves_s > 0 ? p.time_s / waves_s : 1.0;
     if (p.imbalance < 1.0)
       for (Pipe q : kAllPipes) p.pipes[q] *= p.imbalance;

@@ -19,6 +19,12 @@ Ranking rank_configs(const Workload& w, const std::vector<TileConfig>& configs, 
       r.refused.push_back({c, *why});
       continue;
     }
+    // A config that does not serve the workload (config_rejection: the persistent grid under
+    // causal, a decode config past its query rows): refused, as the kernel refuses it.
+    if (auto why = config_rejection(c, w)) {
+      r.refused.push_back({c, *why});
+      continue;
+    }
     RankedConfig row;
     row.config = c;
     row.geometry = &catalog.analysis(c);

@@ -65,7 +65,8 @@ TEST(KernelsWgmma16, EveryInstanceMatchesTheDoubleReferenceOnRoundedInputs) {
 // Each of `kernels` on the inference shapes, against the reference and bit for bit against its
 // twin (is_twin: the same tile with the knob under test off; the last one registered).
 // many_tiles: also shapes of more tiles than an H100 or H200 has SMs (several tiles per block of a
-// persistent grid, its last round partial), under causal too.
+// persistent grid, its last round partial). A config the traits refuse a shape (the persistent grid
+// under causal) must refuse it.
 template <class IsTwin>
 void check_inference_shapes_against_twins(const std::vector<const KernelInstance*>& kernels, const char* knob,
                                           IsTwin is_twin, bool many_tiles = false) {
@@ -93,7 +94,7 @@ void check_inference_shapes_against_twins(const std::vector<const KernelInstance
   std::mt19937 rng(2525);
   double worst = 0;
   std::string worst_where;
-  long long checks = 0, twins = 0;
+  long long checks = 0, twins = 0, refused = 0;
   for (const KernelInstance* kern : kernels) {
     const TileConfig& c = kern->config();
     const KernelInstance* twin = nullptr;
@@ -109,6 +110,14 @@ void check_inference_shapes_against_twins(const std::vector<const KernelInstance
         w.d = c.d;
         w.causal = causal;
         w.dtype = c.dtype;
+        // The persistent grid refuses causal workloads (traits::Wgmma16::persistent_refusal).
+        if (const char* why = traits::Wgmma16::persistent_refusal(c, w)) {
+          const Support s = kern->can_implement(w, dev);
+          EXPECT_FALSE(s) << kern->name() << " serves a causal workload the traits refuse it (" << why << ")";
+          EXPECT_EQ(s.reason, why) << kern->name();
+          ++refused;
+          continue;
+        }
         const std::size_t nq = static_cast<std::size_t>(w.B * w.N * w.d);
         const std::size_t nkv = static_cast<std::size_t>(w.B / w.kv_group * w.keys() * w.d);
         const HalfOperand q = random_half_operand(nq, 6.0f, c.dtype, rng), k = random_half_operand(nkv, 3.0f, c.dtype, rng),
@@ -162,8 +171,8 @@ void check_inference_shapes_against_twins(const std::vector<const KernelInstance
         }
       }
   }
-  std::printf("worst rel L2 wgmma16 %s %.3e (%lld checks, %lld bit-for-bit against the twin without it) at %s\n", knob,
-              worst, checks, twins, worst_where.c_str());
+  std::printf("worst rel L2 wgmma16 %s %.3e (%lld checks, %lld bit-for-bit against the twin without it, %lld refused) at %s\n",
+              knob, worst, checks, twins, refused, worst_where.c_str());
   EXPECT_GT(checks, 0);
   EXPECT_GT(twins, 0) << "no " << knob << " config has a twin without the knob compiled";
 }
@@ -201,10 +210,9 @@ TEST(KernelsWgmma16, PingPongMatchesTheReferenceAndItsTwinOnInferenceShapes) {
 
 // The persistent grid (the /pe configs: about one block per SM walking the tiles) on the same shapes
 // and on grids of more tiles than SMs: the K/V ring's stages and phases, the Q buffers' barriers and
-// the ping-pong's turns carry over a block's tiles, and causal blocks skip different suffixes from
-// tile to tile, where a slip hangs the block or reads a stale Q; each tile computes what the
-// one-block-per-tile launch computes, so each output is bit for bit its twin's without /pe (the same
-// tile, stages, dtype, overlap and ping-pong).
+// the ping-pong's turns carry over a block's tiles, where a slip hangs the block or reads a stale Q;
+// each tile computes what the one-block-per-tile launch computes, so each output is bit for bit its
+// twin's without /pe (the same tile, stages, dtype, overlap and ping-pong). Causal shapes are refused.
 TEST(KernelsWgmma16, PersistentMatchesTheReferenceAndItsTwinOnInferenceShapes) {
   SKIP_WITHOUT_SM90("wgmma16");
   std::vector<const KernelInstance*> pe;

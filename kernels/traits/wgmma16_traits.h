@@ -180,6 +180,20 @@ struct Wgmma16 : WarpgroupRoles<24> {
   }
   static constexpr int q_bytes(const TileConfig& c) { return tile_bytes(c.Br, c.d); }
   static constexpr int kv_tile_bytes(const TileConfig& c) { return tile_bytes(c.Bc, c.d); }
+  // The persistent grid serves non-causal workloads only. Its order is static (block b walks tiles
+  // b, b + grid, ..), where the one-block-per-tile twin's heavy-first grid goes to whichever SM is
+  // free first: under causal every /pe config measured ran slower than its twin, 1.15x on
+  // n1k_d128 and n1999_d64, 1.5x-2.0x on long or few-entry grids (H100, unseen set re-measured at
+  // 44aaa6b: u07 6 x 3430 d = 64 0.0836 against 0.0424 ms, u17 1 x 29063 d = 128 0.600 against
+  // 0.407), where the model put the two level and so picked /pe; the snake order (ec7366a) and a
+  // dealt order (6487b7e, docs/results/h100-wgmma-persistent-dealer-cas-44aaa6b.md) did not close the
+  // gap. The refusal (nullptr: served) is the kernel's (can_implement) and the model's
+  // (config_rejection): the tuner, the dispatcher and the ranking take the twin.
+  static constexpr const char* persistent_refusal(const TileConfig& c, const Workload& w) {
+    return c.persistent && w.causal ? "runs the persistent grid (/pe), which serves non-causal workloads only (under "
+                                      "causal its static tile order ran 1.15x-2.0x slower than the twin without /pe)"
+                                    : nullptr;
+  }
   // Q tiles in shared memory: one, or with the persistent grid two where they fit beside the ring
   // (the next tile's Q lands while the previous tile's epilogue stores O through the other).
   static constexpr int q_buffers(const TileConfig& c) {
