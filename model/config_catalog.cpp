@@ -16,8 +16,7 @@ std::optional<std::string> config_rejection(const TileConfig& c, const Workload&
     return "config " + c.name() + " is built for d=" + std::to_string(c.d) + ", the workload has d=" + std::to_string(w.d);
   if (c.dtype != w.dtype)
     return "config " + c.name() + " takes " + dtype_name(c.dtype) + " operands, the workload is " + dtype_name(w.dtype);
-  if (c.variant == Variant::Wgmma16)
-    if (const char* why = traits::Wgmma16::persistent_refusal(c, w)) return "config " + c.name() + " " + why;
+  if (const char* why = workload_refusal(c, w)) return "config " + c.name() + " " + why;
   if (c.variant == Variant::Decode && w.N > kDecodeMaxQueryRows)
     return "config " + c.name() + " is a decode config: it serves N <= " + std::to_string(kDecodeMaxQueryRows) +
            " query rows, the workload has N=" + std::to_string(w.N);

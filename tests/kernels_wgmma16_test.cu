@@ -111,7 +111,7 @@ void check_inference_shapes_against_twins(const std::vector<const KernelInstance
         w.causal = causal;
         w.dtype = c.dtype;
         // The persistent grid refuses causal workloads (traits::Wgmma16::persistent_refusal).
-        if (const char* why = traits::Wgmma16::persistent_refusal(c, w)) {
+        if (const char* why = workload_refusal(c, w)) {
           const Support s = kern->can_implement(w, dev);
           EXPECT_FALSE(s) << kern->name() << " serves a causal workload the traits refuse it (" << why << ")";
           EXPECT_EQ(s.reason, why) << kern->name();

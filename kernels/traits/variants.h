@@ -70,6 +70,13 @@ inline std::optional<std::string> tile_rejection(const TileConfig& c) {
   return *r;
 }
 
+// Why the config's variant refuses the workload beyond the checks every family makes (its traits'
+// word: the persistent grid under causal, traits::Wgmma16::persistent_refusal), or nullptr. Read by
+// the model's config_rejection and the kernel tests; the kernel's can_implement reads its traits.
+inline const char* workload_refusal(const TileConfig& c, const Workload& w) {
+  return c.variant == Variant::Wgmma16 ? traits::Wgmma16::persistent_refusal(c, w) : nullptr;
+}
+
 // Geometry of an allowed config (precondition: !tile_rejection(c)).
 inline KernelGeometry make_geometry(const TileConfig& c) {
   auto g = traits::visit_variant(c.variant, [&](auto t) { return decltype(t)::geometry(c); });
