@@ -17,6 +17,7 @@
 #include "kernels/attention_params.cuh"
 #include "kernels/hopper_ptx.cuh"
 #include "kernels/traits/wgmma16_traits.h"
+#include "kernels/wgmma_online_softmax.cuh"
 #include "kernels/wgmma_ops.cuh"
 
 namespace flashtune::kernels {
@@ -58,12 +59,6 @@ __device__ __forceinline__ uint32_t pack(float lo, float hi) {
   else
     asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
   return r;
-}
-
-__device__ __forceinline__ float exp2_approx(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-  return y;
 }
 
 __device__ __forceinline__ void st_shared_u32(uint32_t addr, uint32_t v) {
@@ -363,27 +358,7 @@ __global__ void __launch_bounds__(
             if (masked(p, row, kv0 + 8 * j + 2 * tq + e % 2)) s[4 * j + e] = -INFINITY;
           }
       }
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        float mx = -INFINITY;
-#pragma unroll
-        for (int j = 0; j < BC / 8; ++j) mx = fmaxf(mx, fmaxf(s[4 * j + 2 * h], s[4 * j + 2 * h + 1]));
-        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-        const float m_new = fmaxf(m_run[h], mx);
-        // A row with every score so far masked keeps -inf; subtracting 0 keeps exp2 at 0.
-        const float m_scaled = m_new == -INFINITY ? 0.0f : m_new * sl2e;
-        alpha[h] = wd::exp2_approx(fmaf(m_run[h], sl2e, -m_scaled));
-        float sum = 0.0f;
-#pragma unroll
-        for (int j = 0; j < BC / 8; ++j) {
-          s[4 * j + 2 * h] = wd::exp2_approx(fmaf(s[4 * j + 2 * h], sl2e, -m_scaled));
-          s[4 * j + 2 * h + 1] = wd::exp2_approx(fmaf(s[4 * j + 2 * h + 1], sl2e, -m_scaled));
-          sum += s[4 * j + 2 * h] + s[4 * j + 2 * h + 1];
-        }
-        l_run[h] = fmaf(l_run[h], alpha[h], sum);
-        m_run[h] = m_new;
-      }
+      wgmma_softmax::update_rows<BC>(s, m_run, l_run, alpha, sl2e);
     };
     auto rescale_o = [&]() {
 #pragma unroll

@@ -17,6 +17,7 @@
 #include "kernels/hopper_ptx.cuh"
 #include "kernels/traits/wgmma_tf32_traits.h"
 #include "kernels/wgmma16.cuh"  // WgmmaParams
+#include "kernels/wgmma_online_softmax.cuh"
 #include "kernels/wgmma_tf32_ops.cuh"
 
 namespace flashtune::kernels {
@@ -46,12 +47,6 @@ __device__ __forceinline__ uint32_t round_tf32(float x) {
   return r;
 }
 __device__ __forceinline__ float hi_of(float x) { return __uint_as_float(__float_as_uint(x) & kTf32HiMask); }
-
-__device__ __forceinline__ float exp2_approx(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-  return y;
-}
 
 __device__ __forceinline__ float4 ld_shared_f4(uint32_t addr) {
   float4 v;
@@ -285,26 +280,7 @@ __global__ void __launch_bounds__(traits::WgmmaTf32<P>::template Tile<D, BR, BC,
           if (masked(p, row, kv0 + 8 * j + 2 * tq + e % 2)) s[4 * j + e] = -INFINITY;
         }
     }
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      float mx = -INFINITY;
-#pragma unroll
-      for (int j = 0; j < BC / 8; ++j) mx = fmaxf(mx, fmaxf(s[4 * j + 2 * h], s[4 * j + 2 * h + 1]));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-      const float m_new = fmaxf(m_run[h], mx);
-      const float m_scaled = m_new == -INFINITY ? 0.0f : m_new * sl2e;
-      alpha[h] = wd::exp2_approx(fmaf(m_run[h], sl2e, -m_scaled));
-      float sum = 0.0f;
-#pragma unroll
-      for (int j = 0; j < BC / 8; ++j) {
-        s[4 * j + 2 * h] = wd::exp2_approx(fmaf(s[4 * j + 2 * h], sl2e, -m_scaled));
-        s[4 * j + 2 * h + 1] = wd::exp2_approx(fmaf(s[4 * j + 2 * h + 1], sl2e, -m_scaled));
-        sum += s[4 * j + 2 * h] + s[4 * j + 2 * h + 1];
-      }
-      l_run[h] = fmaf(l_run[h], alpha[h], sum);
-      m_run[h] = m_new;
-    }
+    wgmma_softmax::update_rows<BC>(s, m_run, l_run, alpha, sl2e);
   };
   // P's A fragments: k-step j is keys 8j .. 8j + 7 in V^T's slot order (index k = t is key 2t,
   // k = t + 4 key 2t + 1): the accumulator's s[4j], s[4j + 2], s[4j + 1], s[4j + 3].
