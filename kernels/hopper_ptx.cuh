@@ -90,6 +90,20 @@ __device__ __forceinline__ void wgmma_wait() {
 // across (the wgmma accumulators are written asynchronously, invisibly to the compiler).
 __device__ __forceinline__ void fence_register(float& r) { asm volatile("" : "+f"(r)::"memory"); }
 __device__ __forceinline__ void fence_register(uint32_t& r) { asm volatile("" : "+r"(r)::"memory"); }
+// Every register of an accumulator array, and of P's A fragments (which an in-flight P V reads
+// from registers: kept live and unmoved up to this point).
+template <int N>
+__device__ __forceinline__ void fence_registers(float (&r)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) fence_register(r[i]);
+}
+template <int K>
+__device__ __forceinline__ void fence_registers(uint32_t (&r)[K][4]) {
+#pragma unroll
+  for (int k = 0; k < K; ++k)
+#pragma unroll
+    for (int i = 0; i < 4; ++i) fence_register(r[k][i]);
+}
 
 // ---- register reallocation between warpgroups (sm_90a) ---------------------------------------
 template <int R>

@@ -71,20 +71,6 @@ __device__ __forceinline__ int ld_shared_volatile(uint32_t addr) {
   return v;
 }
 
-template <int N>
-__device__ __forceinline__ void fence_registers(float (&r)[N]) {
-#pragma unroll
-  for (int i = 0; i < N; ++i) hopper::fence_register(r[i]);
-}
-// The P fragments an in-flight P V reads from registers: kept live, unmoved, up to this point.
-template <int K>
-__device__ __forceinline__ void fence_registers(uint32_t (&r)[K][4]) {
-#pragma unroll
-  for (int k = 0; k < K; ++k)
-#pragma unroll
-    for (int i = 0; i < 4; ++i) hopper::fence_register(r[k][i]);
-}
-
 // The ping-pong's turn barriers (traits: turn_barrier): this consumer's own (sync) and the next
 // one's (arrive), by 256 threads: the waiting warpgroup's and the passing one's. The barrier's id
 // is derived from %tid.x inside the instruction's block rather than held in a register across
@@ -412,26 +398,26 @@ __global__ void __launch_bounds__(
         // Under causal, a tile whose first key is after this warpgroup's last row's last visible key
         // (row + causal_offset, bottom-right aligned) is all masked.
         if (!(p.causal && t * BC > row_first_now() + kRows - 1 + p.causal_offset)) {
-          wd::fence_registers(s);
+          hp::fence_registers(s);
           turn_take(t == 0);
           hp::wgmma_fence();
           issue_qk(stage);
           hp::wgmma_commit();
           turn_pass(false);
           hp::wgmma_wait<0>();
-          wd::fence_registers(s);
+          hp::fence_registers(s);
           if (needs_mask(t)) softmax(t, std::true_type{});
           else softmax(t, std::false_type{});
           rescale_o();
           pack_p();
-          wd::fence_registers(o);
+          hp::fence_registers(o);
           turn_take(false);
           hp::wgmma_fence();
           issue_pv(stage, pa);
           hp::wgmma_commit();
           turn_pass(t == kv_tiles_now() - 1);
           hp::wgmma_wait<0>();
-          wd::fence_registers(o);
+          hp::fence_registers(o);
         } else {
           // Past this warpgroup's diagonal: its two turns, empty, so the others' keep coming.
           turn_empty(t == 0, false);
@@ -448,14 +434,14 @@ __global__ void __launch_bounds__(
       if (my_tiles > 0) {
         // Tile 0: S, softmax, P (O is still zero: nothing to rescale).
         hp::mbarrier_wait(full(stage), parity());
-        wd::fence_registers(s);
+        hp::fence_registers(s);
         turn_take(true);
         hp::wgmma_fence();
         issue_qk(stage);
         hp::wgmma_commit();
         turn_pass(false);
         hp::wgmma_wait<0>();
-        wd::fence_registers(s);
+        hp::fence_registers(s);
         if (needs_mask(0)) softmax(0, std::true_type{});
         else softmax(0, std::false_type{});
         pack_p();
@@ -466,8 +452,8 @@ __global__ void __launch_bounds__(
         // and P_t's packing wait for the P V (it reads O and the P fragments asynchronously).
         // One overlapped tile, with or without the mask (kMask as in softmax).
         auto overlapped = [&](int t, auto kMask) {
-          wd::fence_registers(s);
-          wd::fence_registers(o);
+          hp::fence_registers(s);
+          hp::fence_registers(o);
           turn_take(false);
           hp::wgmma_fence();
           issue_qk(stage);
@@ -476,22 +462,22 @@ __global__ void __launch_bounds__(
           hp::wgmma_commit();
           turn_pass(false);
           hp::wgmma_wait<1>();  // S_t has landed; the P V may still run
-          wd::fence_registers(s);
+          hp::fence_registers(s);
           softmax(t, kMask);
           // P_t, alpha_t and the row sums are due before the wait. Within one basic block ptxas's
           // scheduler issues the wait right after the previous one, before the first exponential
           // (it sees no dependency and does not model the stall), so the softmax never ran under
           // the P V. A branch that is never taken (kv_len >= 0) ends the block here, and the wait
           // stays after the softmax, where the registers allow (traits: overlap_hides_softmax).
-          wd::fence_registers(s);
-          wd::fence_registers(alpha);
-          wd::fence_registers(l_run);
+          hp::fence_registers(s);
+          hp::fence_registers(alpha);
+          hp::fence_registers(l_run);
           if constexpr (R::overlap_hides_softmax(T::kConfig)) {
             if (p.kv_len < 0) __trap();
           }
           hp::wgmma_wait<0>();
-          wd::fence_registers(o);
-          wd::fence_registers(pa);
+          hp::fence_registers(o);
+          hp::fence_registers(pa);
           release(prev);  // K_{t-1} and V_{t-1} are read
           rescale_o();
           pack_p();
@@ -503,15 +489,15 @@ __global__ void __launch_bounds__(
           prev = stage;
           advance();
         }
-        wd::fence_registers(o);
+        hp::fence_registers(o);
         turn_take(false);
         hp::wgmma_fence();
         issue_pv(prev, pa);
         hp::wgmma_commit();
         turn_pass(my_tiles == kv_tiles_now());  // the last turn unless skipped tiles follow
         hp::wgmma_wait<0>();
-        wd::fence_registers(o);
-        wd::fence_registers(pa);
+        hp::fence_registers(o);
+        hp::fence_registers(pa);
         release(prev);
       } else if (kv_tiles_now() > 0) {
         turn_empty(true, false);  // the last P V's turn, which a warpgroup computing no tile has not taken

@@ -61,19 +61,6 @@ __device__ __forceinline__ void st_shared_f2(uint32_t addr, float a, float b) {
   asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(addr), "f"(a), "f"(b) : "memory");
 }
 
-template <int N>
-__device__ __forceinline__ void fence_registers(float (&r)[N]) {
-#pragma unroll
-  for (int i = 0; i < N; ++i) hopper::fence_register(r[i]);
-}
-template <int K>
-__device__ __forceinline__ void fence_registers(uint32_t (&r)[K][4]) {
-#pragma unroll
-  for (int k = 0; k < K; ++k)
-#pragma unroll
-    for (int i = 0; i < 4; ++i) hopper::fence_register(r[k][i]);
-}
-
 // x -> (hi, lo) in place over `bytes` of shared memory from `base` (hi written back, lo at the same
 // offset from `lo_base`), float4 i = first, first + step, ...
 __device__ __forceinline__ void split_region(uint32_t base, uint32_t lo_base, int bytes, int first, int step) {
@@ -312,12 +299,12 @@ __global__ void __launch_bounds__(traits::WgmmaTf32<P>::template Tile<D, BR, BC,
     hp::mbarrier_wait(kfull(stage), phase);
     if constexpr (kSplit) hp::mbarrier_wait(ready(stage), phase);  // K hi / K lo
     if (!(p.causal && t * BC > row_first + kRows - 1 + p.causal_offset)) {
-      wd::fence_registers(s);
+      hp::fence_registers(s);
       hp::wgmma_fence();
       issue_qk(stage);
       hp::wgmma_commit();
       hp::wgmma_wait<0>();
-      wd::fence_registers(s);
+      hp::fence_registers(s);
       if (needs_mask(t)) softmax(t, std::true_type{});
       else softmax(t, std::false_type{});
       pack_p();
@@ -327,8 +314,8 @@ __global__ void __launch_bounds__(traits::WgmmaTf32<P>::template Tile<D, BR, BC,
         // This tile's P V from zero, then O = alpha O + it (traits header: accumulation drift).
         const uint32_t vt_lo = sbase + R::vt_lo_base(kC, stage);
         float acc[R::o_registers(D)];
-        wd::fence_registers(pa);
-        wd::fence_registers(pl);
+        hp::fence_registers(pa);
+        hp::fence_registers(pl);
         hp::wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < KP; ++kk) wd::mma_rs<D>(acc, pl[kk], vt_desc(vt, kk), kk > 0 ? 1 : 0);
@@ -338,9 +325,9 @@ __global__ void __launch_bounds__(traits::WgmmaTf32<P>::template Tile<D, BR, BC,
         for (int kk = 0; kk < KP; ++kk) wd::mma_rs<D>(acc, pa[kk], vt_desc(vt, kk), 1);
         hp::wgmma_commit();
         hp::wgmma_wait<0>();
-        wd::fence_registers(acc);
-        wd::fence_registers(pa);
-        wd::fence_registers(pl);
+        hp::fence_registers(acc);
+        hp::fence_registers(pa);
+        hp::fence_registers(pl);
 #pragma unroll
         for (int h = 0; h < 2; ++h)
 #pragma unroll
@@ -356,15 +343,15 @@ __global__ void __launch_bounds__(traits::WgmmaTf32<P>::template Tile<D, BR, BC,
             o[4 * j + 2 * h] *= alpha[h];
             o[4 * j + 2 * h + 1] *= alpha[h];
           }
-        wd::fence_registers(o);
-        wd::fence_registers(pa);
+        hp::fence_registers(o);
+        hp::fence_registers(pa);
         hp::wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < KP; ++kk) wd::mma_rs<D>(o, pa[kk], vt_desc(vt, kk), 1);
         hp::wgmma_commit();
         hp::wgmma_wait<0>();
-        wd::fence_registers(o);
-        wd::fence_registers(pa);
+        hp::fence_registers(o);
+        hp::fence_registers(pa);
       }
     } else if constexpr (!kSplit) {
       // Skipped, but waited for: the ready phases must not fall a round behind (traits header).
