@@ -3,7 +3,7 @@
 # call. Builds the wgmma16 family (sm_90a, full list) with the full mma16 list and the small fp32 set
 # (kernels_wgmma16_test only, ptxas verbose), then: ptxas (registers and spills of every wgmma16
 # kernel), test (kernels_wgmma16_test on the /pe instances: against the reference, bit for bit
-# against their twins on KV-cache / grouped / causal shapes and grids of more tiles than SMs,
+# against their twins on KV-cache / grouped shapes and grids of more tiles than SMs, causal refused,
 # strided operands, no spills), timing (the disabled seed-case timing of every wgmma16 config: /pe and
 # its twin in one process, L2 flushed, median of 15), sanitize (synccheck and racecheck on a /pe
 # config, quick shape). SRC: the source tree to build (default: this checkout). Every step under its
