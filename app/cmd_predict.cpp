@@ -300,10 +300,10 @@ int predict_command(const PredictOptions& o) {
   }
   if (!refused.empty()) {
     if (o.verbose) {
-      std::printf("refused on this GPU:\n");
+      std::printf("refused (this GPU or this workload):\n");
       for (const auto& [c, why] : refused) std::printf("  %-34s %s\n", c.name().c_str(), why.c_str());
     } else {
-      std::printf("%zu config(s) refused on this GPU (--verbose lists them)\n", refused.size());
+      std::printf("%zu config(s) refused on this GPU or for this workload (--verbose lists them)\n", refused.size());
     }
   }
   return rows.empty() ? kExitUnsupported : kExitOk;
@@ -329,7 +329,7 @@ void register_predict(CLI::App& app) {
   profile->excludes(spec_only);
   spec_only->excludes(profile);
   cmd->add_flag("--json", opts->json, "Print JSON");
-  cmd->add_flag("--verbose", opts->verbose, "List the configs refused on this GPU with the reason");
+  cmd->add_flag("--verbose", opts->verbose, "List the configs refused on this GPU or for this workload, with the reason");
   cmd->callback([opts, gpu, spec]() {
     set_action([opts, gpu, spec]() {
       if (gpu->count() == 0 && spec->count() == 0) {
