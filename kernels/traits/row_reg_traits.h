@@ -4,6 +4,7 @@
 // scores go to a transposed tile S^T[j][row] so that the lanes of a warp touch consecutive words.
 #pragma once
 
+#include "row_thread_traits.h"
 #include "traits_common.h"
 
 namespace flashtune::traits {
@@ -64,12 +65,7 @@ struct RowReg {
 
     g.smem_sites.push_back(tile_store_site("K tile store", SiteScope::PerKvTile, T, Bc, d, ko, kvs));
     g.smem_sites.push_back(tile_store_site("V tile store", SiteScope::PerKvTile, T, Bc, d, vo, kvs));
-    g.smem_sites.push_back(make_site("K read in QK^T", SmemOp::Load, 16, SiteScope::PerKvTile, W, 1LL * Bc * d / 4,
-                                     [=](int warp, int lane, long long i) -> long long {
-                                       if (row_of(warp, lane) < 0) return -1;
-                                       const int j = int(i / (d / 4)), k = int(i % (d / 4)) * 4;
-                                       return 4LL * at(ko, kvs, j, k);
-                                     }));
+    g.smem_sites.push_back(row_thread_kv_read_site("K read in QK^T", T, Bc, d, ko, kvs));
     g.smem_sites.push_back(make_site("S^T store", SmemOp::Store, 4, SiteScope::PerKvTile, W, Bc,
                                      [=](int warp, int lane, long long i) -> long long {
                                        const int r = row_of(warp, lane);
@@ -80,19 +76,9 @@ struct RowReg {
                                        const int r = row_of(warp, lane);
                                        return r < 0 ? -1 : 4LL * at(so, ss, int(i), r);
                                      }));
-    g.smem_sites.push_back(make_site("V read in PV", SmemOp::Load, 16, SiteScope::PerKvTile, W, 1LL * Bc * d / 4,
-                                     [=](int warp, int lane, long long i) -> long long {
-                                       if (row_of(warp, lane) < 0) return -1;
-                                       const int j = int(i / (d / 4)), k = int(i % (d / 4)) * 4;
-                                       return 4LL * at(vo, kvs, j, k);
-                                     }));
+    g.smem_sites.push_back(row_thread_kv_read_site("V read in PV", T, Bc, d, vo, kvs));
 
-    const double rows = c.Br, keys = Bc;
-    g.per_kv_tile.ffma = 2.0 * rows * keys * d;
-    g.per_kv_tile.fp32_other = rows * (3.0 * keys + d + 6.0);
-    g.per_kv_tile.exp = rows * (keys + 1.0);
-    g.per_kv_tile.shuffles = 0;
-    g.per_kv_tile.barriers = 2;
+    set_row_thread_tile_counts(g, c);
     set_block_traffic(g, c);
     g.causal_heavy_first = kCausalHeavyFirst;
     return g;

@@ -6,6 +6,7 @@
 // the same address), so they are never padded.
 #pragma once
 
+#include "row_thread_traits.h"
 #include "traits_common.h"
 
 namespace flashtune::traits {
@@ -88,12 +89,7 @@ struct RowSmem {
     g.smem_sites.push_back(tile_store_site("K tile store", SiteScope::PerKvTile, T, Bc, d, ko, kvs));
     g.smem_sites.push_back(tile_store_site("V tile store", SiteScope::PerKvTile, T, Bc, d, vo, kvs));
     // QK^T: for key j, for k in steps of 4: one float4 broadcast of K[j][k..k+3], four scalar Q reads.
-    g.smem_sites.push_back(make_site("K read in QK^T", SmemOp::Load, 16, SiteScope::PerKvTile, W, 1LL * Bc * d / 4,
-                                     [=](int warp, int lane, long long i) -> long long {
-                                       if (row_of(warp, lane) < 0) return -1;
-                                       const int j = int(i / (d / 4)), k = int(i % (d / 4)) * 4;
-                                       return 4LL * at(ko, kvs, j, k);
-                                     }));
+    g.smem_sites.push_back(row_thread_kv_read_site("K read in QK^T", T, Bc, d, ko, kvs));
     // Q[t][k .. k + qv - 1] for key j and float offset k (instance i = j * d/qv + k/qv): one
     // LDS.128 per float4 of K when plain, four LDS when padded. Plain's LDS.128 puts the 8 lanes
     // of a quarter-warp on the same 4 banks (8-way); padded's scalar reads hit 32 banks.
@@ -115,19 +111,9 @@ struct RowSmem {
                                        const int r = row_of(warp, lane);
                                        return r < 0 ? -1 : 4LL * at(so, ss, r, int(i) * sv);
                                      }));
-    g.smem_sites.push_back(make_site("V read in PV", SmemOp::Load, 16, SiteScope::PerKvTile, W, 1LL * Bc * d / 4,
-                                     [=](int warp, int lane, long long i) -> long long {
-                                       if (row_of(warp, lane) < 0) return -1;
-                                       const int j = int(i / (d / 4)), k = int(i % (d / 4)) * 4;
-                                       return 4LL * at(vo, kvs, j, k);
-                                     }));
+    g.smem_sites.push_back(row_thread_kv_read_site("V read in PV", T, Bc, d, vo, kvs));
 
-    const double rows = c.Br, keys = Bc;
-    g.per_kv_tile.ffma = 2.0 * rows * keys * d;                  // QK^T and PV
-    g.per_kv_tile.fp32_other = rows * (3.0 * keys + d + 6.0);    // max, exp argument, row sum; O rescale
-    g.per_kv_tile.exp = rows * (keys + 1.0);                     // p for every key, alpha once
-    g.per_kv_tile.shuffles = 0;
-    g.per_kv_tile.barriers = 2;
+    set_row_thread_tile_counts(g, c);
     set_block_traffic(g, c);
     g.causal_heavy_first = kCausalHeavyFirst;
     return g;
