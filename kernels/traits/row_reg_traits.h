@@ -23,7 +23,7 @@ struct RowReg {
   static constexpr int smem_floats(const TileConfig& c) { return st_offset(c) + c.Bc * st_stride(c); }
   static constexpr int smem_bytes(const TileConfig& c) { return 4 * smem_floats(c); }
 
-  static constexpr int at(int offset, int stride, int row, int col) { return offset + row * stride + col; }
+  static constexpr int at(int offset, int stride, int row, int col) { return row_major_at(offset, stride, row, col); }
 
   // Registers per thread, for the model's occupancy (a profile's compiled value wins): the Q and O
   // rows (2d), the K/V tile staging (kv_staging_registers) and 36 for scores, softmax state and

@@ -45,7 +45,7 @@ struct RowSmem {
   static constexpr int smem_bytes(const TileConfig& c) { return 4 * smem_floats(c); }
 
   // Where the kernel reads: element (row, col) of a tile whose rows are `stride` floats apart.
-  static constexpr int at(int offset, int stride, int row, int col) { return offset + row * stride + col; }
+  static constexpr int at(int offset, int stride, int row, int col) { return row_major_at(offset, stride, row, col); }
 
   // Registers per thread, for the model's occupancy (a profile's compiled value wins): the O row
   // (d) and the K/V tile staging (kv_staging_registers), 1/16 more of both, and 28 for Q pointers,
