@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <vector>
 
 #include "kernels/traits/wgmma16_traits.h"
 #include "model/bank_sim.h"
@@ -101,11 +100,6 @@ AsyncPipelineCounts count_async_pipeline(const Workload& w, const TileConfig& c,
 
 Prediction predict_async_pipeline(const Workload& w, const GeometryAnalysis& g, const GpuSpec& gpu,
                                   const Coefficients& c, int registers_per_thread) {
-  if (const char* why = Wgmma16::persistent_refusal(g.config, w)) {
-    Prediction refused;
-    refused.refusal = why;
-    return refused;
-  }
   Prediction p = prediction_prologue(w, g, gpu, c, registers_per_thread);
   if (!p.refusal.empty()) return p;
   const Counts& n = p.counts;

@@ -52,9 +52,8 @@
 // The persistent grid ("/pe", TileConfig::persistent: about one block per SM walking the tiles of
 // the one-block-per-tile grid in its order) runs the same rounds of tiles, but pays the fill and
 // drain once, not per wave (each later tile's Q and first stages load under the previous tile's
-// work), plus one load latency per later round where only one Q buffer fits (q_buffers); causal
-// grids take the static assignment's makespan (block b: tiles b, b + grid, ..) instead of the
-// hardware's first-free-slot schedule.
+// work), plus one load latency per later round where only one Q buffer fits (q_buffers). It
+// serves non-causal workloads only (traits::Wgmma16::persistent_refusal; predict refuses the rest).
 #pragma once
 
 #include "model/coefficients.h"

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/traits/variants.h"
 #include "model/async_pipeline.h"
 #include "model/bank_sim.h"
 #include "model/block_schedule.h"
@@ -216,6 +217,13 @@ Prediction prediction_prologue(const Workload& w, const GeometryAnalysis& g, con
 Prediction predict(const Workload& w, const GeometryAnalysis& g, const GpuSpec& gpu, const Coefficients& c,
                    int registers_per_thread) {
   if (auto why = instruction_set_refusal(g.config, gpu)) throw std::invalid_argument(g.config.name() + " " + *why);
+  // A workload the config's traits refuse (the persistent grid under causal): refused, as the kernel
+  // and config_rejection refuse it, whichever caller asks.
+  if (const char* why = workload_refusal(g.config, w)) {
+    Prediction refused;
+    refused.refusal = why;
+    return refused;
+  }
   if (g.config.variant == Variant::Decode) return predict_decode_family(w, g, gpu, c, registers_per_thread);
   if (g.config.variant == Variant::Wgmma16) return predict_async_pipeline(w, g, gpu, c, registers_per_thread);
   Prediction p = prediction_prologue(w, g, gpu, c, registers_per_thread);
