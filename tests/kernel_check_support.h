@@ -105,6 +105,32 @@ inline void report_worst(const char* family, const WorstByDtype& worst, const De
   if (const char* path = env("FLASHTUNE_TEST_REPORT")) std::ofstream(path) << report.dump(2) << "\n";
 }
 
+// A workload's 16-bit Q, K and V on the device (the bits the kernel reads) and the double
+// reference computed on the same rounded values (their exact floats), in O's [B, N, d] order. K and
+// V hold B / kv_group entries of keys() rows. load() asserts (the caller checks HasFatalFailure).
+struct HalfInputsOnDevice {
+  DeviceArray<uint16_t> q, k, v;
+  std::vector<double> reference;
+  HalfInputsOnDevice(std::size_t nq, std::size_t nkv) : q(nq), k(nkv), v(nkv) {}
+  void load(const Workload& w, const HalfOperand& hq, const HalfOperand& hk, const HalfOperand& hv) {
+    const std::size_t nq = hq.bits.size(), nkv = hk.bits.size();
+    DeviceArray<float> qf(nq), kf(nkv), vf(nkv);
+    DeviceArray<double> ref_d(nq);
+    ASSERT_TRUE(q.ptr && k.ptr && v.ptr && qf.ptr && kf.ptr && vf.ptr && ref_d.ptr);
+    CUDA_OK(cudaMemcpy(qf.ptr, hq.exact.data(), nq * 4, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemcpy(kf.ptr, hk.exact.data(), nkv * 4, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemcpy(vf.ptr, hv.exact.data(), nkv * 4, cudaMemcpyHostToDevice));
+    Workload wr = w;
+    wr.dtype = DType::Fp32;
+    CUDA_OK(attention_reference_gpu(qf.ptr, kf.ptr, vf.ptr, ref_d.ptr, wr, nullptr));
+    reference.resize(nq);
+    CUDA_OK(cudaMemcpy(reference.data(), ref_d.ptr, nq * 8, cudaMemcpyDeviceToHost));
+    CUDA_OK(cudaMemcpy(q.ptr, hq.bits.data(), nq * 2, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemcpy(k.ptr, hk.bits.data(), nkv * 2, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemcpy(v.ptr, hv.bits.data(), nkv * 2, cudaMemcpyHostToDevice));
+  }
+};
+
 // Every 16-bit instance of `kernels` (bf16 and fp16; each d they hold) against the double reference
 // computed on the inputs rounded to its dtype: fresh random inputs, O poisoned with NaN first, every
 // element compared, rel L2 under rel_l2_tolerance(dtype). Odd N (1, 17, 1000, 2049: no multiple of
@@ -141,21 +167,11 @@ inline void check_every_half_instance(const std::vector<const KernelInstance*>& 
             const std::size_t n = static_cast<std::size_t>(w.B * w.N * d);
             const HalfOperand q = random_half_operand(n, amp, t, rng), k = random_half_operand(n, 3.0f, t, rng),
                               v = random_half_operand(n, 3.0f, t, rng);
-            DeviceArray<float> qf(n), kf(n), vf(n);
-            DeviceArray<double> ref_d(n);
-            DeviceArray<uint16_t> qb(n), kb(n), vb(n), ob(n);
-            ASSERT_TRUE(qf.ptr && kf.ptr && vf.ptr && ref_d.ptr && qb.ptr && kb.ptr && vb.ptr && ob.ptr);
-            CUDA_OK(cudaMemcpy(qf.ptr, q.exact.data(), n * 4, cudaMemcpyHostToDevice));
-            CUDA_OK(cudaMemcpy(kf.ptr, k.exact.data(), n * 4, cudaMemcpyHostToDevice));
-            CUDA_OK(cudaMemcpy(vf.ptr, v.exact.data(), n * 4, cudaMemcpyHostToDevice));
-            Workload wr = w;
-            wr.dtype = DType::Fp32;
-            CUDA_OK(attention_reference_gpu(qf.ptr, kf.ptr, vf.ptr, ref_d.ptr, wr, nullptr));
-            std::vector<double> ref(n);
-            CUDA_OK(cudaMemcpy(ref.data(), ref_d.ptr, n * 8, cudaMemcpyDeviceToHost));
-            CUDA_OK(cudaMemcpy(qb.ptr, q.bits.data(), n * 2, cudaMemcpyHostToDevice));
-            CUDA_OK(cudaMemcpy(kb.ptr, k.bits.data(), n * 2, cudaMemcpyHostToDevice));
-            CUDA_OK(cudaMemcpy(vb.ptr, v.bits.data(), n * 2, cudaMemcpyHostToDevice));
+            HalfInputsOnDevice in(n, n);
+            in.load(w, q, k, v);
+            if (::testing::Test::HasFatalFailure()) return;
+            DeviceArray<uint16_t> ob(n);
+            ASSERT_TRUE(ob.ptr);
             std::vector<uint16_t> out_bits(n);
             std::vector<float> out(n);
             for (const KernelInstance* kern : ks) {
@@ -167,11 +183,11 @@ inline void check_every_half_instance(const std::vector<const KernelInstance*>& 
               }
               ASSERT_TRUE(s) << where << ": " << s.reason;
               CUDA_OK(cudaMemset(ob.ptr, 0xFF, n * 2));  // NaN in both dtypes
-              CUDA_OK(kern->launch(qb.ptr, kb.ptr, vb.ptr, ob.ptr, w, nullptr));
+              CUDA_OK(kern->launch(in.q.ptr, in.k.ptr, in.v.ptr, ob.ptr, w, nullptr));
               CUDA_OK(cudaDeviceSynchronize());
               CUDA_OK(cudaMemcpy(out_bits.data(), ob.ptr, n * 2, cudaMemcpyDeviceToHost));
               for (std::size_t i = 0; i < n; ++i) out[i] = from_bits(out_bits[i], t);
-              const ErrorStats e = compare_to_reference(out.data(), ref.data(), n);
+              const ErrorStats e = compare_to_reference(out.data(), in.reference.data(), n);
               EXPECT_TRUE(e.passes(rel_l2_tolerance(t)))
                   << where << ": rel_l2 " << e.rel_l2 << " max_abs " << e.max_abs << " non-finite " << e.nonfinite;
               worst[dtype_name(t)].record(e, where);

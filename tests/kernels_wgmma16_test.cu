@@ -122,21 +122,11 @@ void check_inference_shapes_against_twins(const std::vector<const KernelInstance
         const std::size_t nkv = static_cast<std::size_t>(w.B / w.kv_group * w.keys() * w.d);
         const HalfOperand q = random_half_operand(nq, 6.0f, c.dtype, rng), k = random_half_operand(nkv, 3.0f, c.dtype, rng),
                           v = random_half_operand(nkv, 3.0f, c.dtype, rng);
-        DeviceBuffer<float> qf(nq), kf(nkv), vf(nkv);
-        DeviceBuffer<double> ref_d(nq);
-        DeviceBuffer<uint16_t> qb(nq), kb(nkv), vb(nkv), ob(nq), tb(nq);
-        ASSERT_TRUE(qf.ptr && kf.ptr && vf.ptr && ref_d.ptr && qb.ptr && kb.ptr && vb.ptr && ob.ptr && tb.ptr);
-        CUDA_OK(cudaMemcpy(qf.ptr, q.exact.data(), nq * 4, cudaMemcpyHostToDevice));
-        CUDA_OK(cudaMemcpy(kf.ptr, k.exact.data(), nkv * 4, cudaMemcpyHostToDevice));
-        CUDA_OK(cudaMemcpy(vf.ptr, v.exact.data(), nkv * 4, cudaMemcpyHostToDevice));
-        Workload wr = w;
-        wr.dtype = DType::Fp32;
-        CUDA_OK(attention_reference_gpu(qf.ptr, kf.ptr, vf.ptr, ref_d.ptr, wr, nullptr));
-        std::vector<double> ref(nq);
-        CUDA_OK(cudaMemcpy(ref.data(), ref_d.ptr, nq * 8, cudaMemcpyDeviceToHost));
-        CUDA_OK(cudaMemcpy(qb.ptr, q.bits.data(), nq * 2, cudaMemcpyHostToDevice));
-        CUDA_OK(cudaMemcpy(kb.ptr, k.bits.data(), nkv * 2, cudaMemcpyHostToDevice));
-        CUDA_OK(cudaMemcpy(vb.ptr, v.bits.data(), nkv * 2, cudaMemcpyHostToDevice));
+        testing_support::HalfInputsOnDevice in(nq, nkv);
+        in.load(w, q, k, v);
+        if (::testing::Test::HasFatalFailure()) return;
+        DeviceBuffer<uint16_t> ob(nq), tb(nq);
+        ASSERT_TRUE(ob.ptr && tb.ptr);
         char buf[160];
         std::snprintf(buf, sizeof buf, " B=%lld Nq=%lld Nkv=%lld g=%d%s", w.B, w.N, w.keys(), w.kv_group,
                       causal ? " causal" : "");
@@ -144,13 +134,13 @@ void check_inference_shapes_against_twins(const std::vector<const KernelInstance
         const Support s = kern->can_implement(w, dev);
         ASSERT_TRUE(s) << where << ": " << s.reason;
         CUDA_OK(cudaMemset(ob.ptr, 0xFF, nq * 2));  // NaN in both dtypes
-        CUDA_OK(kern->launch(qb.ptr, kb.ptr, vb.ptr, ob.ptr, w, nullptr));
+        CUDA_OK(kern->launch(in.q.ptr, in.k.ptr, in.v.ptr, ob.ptr, w, nullptr));
         CUDA_OK(cudaDeviceSynchronize());
         std::vector<uint16_t> out_bits(nq);
         std::vector<float> out(nq);
         CUDA_OK(cudaMemcpy(out_bits.data(), ob.ptr, nq * 2, cudaMemcpyDeviceToHost));
         for (std::size_t i = 0; i < nq; ++i) out[i] = from_bits(out_bits[i], c.dtype);
-        const ErrorStats e = compare_to_reference(out.data(), ref.data(), nq);
+        const ErrorStats e = compare_to_reference(out.data(), in.reference.data(), nq);
         EXPECT_TRUE(e.passes(rel_l2_tolerance(c.dtype)))
             << where << ": rel_l2 " << e.rel_l2 << " max_abs " << e.max_abs << " non-finite " << e.nonfinite;
         ++checks;
@@ -160,7 +150,7 @@ void check_inference_shapes_against_twins(const std::vector<const KernelInstance
         }
         if (twin) {
           CUDA_OK(cudaMemset(tb.ptr, 0xFF, nq * 2));
-          CUDA_OK(twin->launch(qb.ptr, kb.ptr, vb.ptr, tb.ptr, w, nullptr));
+          CUDA_OK(twin->launch(in.q.ptr, in.k.ptr, in.v.ptr, tb.ptr, w, nullptr));
           CUDA_OK(cudaDeviceSynchronize());
           std::vector<uint16_t> twin_bits(nq);
           CUDA_OK(cudaMemcpy(twin_bits.data(), tb.ptr, nq * 2, cudaMemcpyDeviceToHost));
