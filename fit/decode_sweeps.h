@@ -19,6 +19,7 @@ struct DecodeSweepPoint {
   long long batch = 0;
   int q_heads = 0, kv_heads = 0;
   bool default_split = false;  // the launch's split was the traits' default, not a sweep's
+  bool model_split = false;    // the launch's split was the model's pick (decode_bench times it beside the default)
 };
 
 struct DecodeSweeps {

@@ -101,29 +101,34 @@ struct Coefficients {
   double wgmma_efficiency = 0.79;
 
   // ---- the decode family's memory-bound regime (model/decode_model.h, docs/model.md "Decode") ----
-  // Fitted on the H100 split sweeps (docs/results/h100-decode-bench-*.jsonl, 816 timings) by
-  // `flashtune fit --decode ... --free decode` (least absolute log error), the others at their
-  // defaults; no tiled measurement reads them.
+  // Fitted on the two H100 split sweeps of today's kernels, L2 flushed with writes
+  // (docs/results/h100-decode-sweep-bf16-write-{44aaa6b,43f12ce}.jsonl, 618 timings) by
+  // `flashtune fit --decode ... --free decode` (least absolute log error); no tiled measurement
+  // reads them. Fitted on either sweep alone they score the other at 5.2% and 6.1% MAPE
+  // (docs/fit.md, "Decode"). The earlier values came from sweeps of the combine kernel that walked
+  // the splits one after another (docs/results/h100-decode-bench-*.jsonl).
   // Fraction of the datasheet DRAM bandwidth a read-only stream reaches: decode reads K and V once
   // and writes almost nothing, so the bus never turns around as in the copy that sets
   // dram_efficiency (H100: 8 x 32 heads x 65536 keys read 3.11 TB/s, 3.13 with the write-back, where
   // the copy moves 3.02 TB/s of reads and writes).
-  double stream_dram_efficiency = 0.969;
+  double stream_dram_efficiency = 0.937;
   // DRAM streams (blocks reading distinct K/V chunks, one per SM) at which a wave gets half of that
   // bandwidth: a wave of n streams gets n / (n + stream_knee_blocks) of it (Little's law with a
   // latency that grows as the bytes in flight approach the bandwidth).
-  double stream_knee_blocks = 7.84;
+  double stream_knee_blocks = 14.28;
   // Fraction of the L2 still dirty when a cold-L2 call starts (the timing harness flushes it with
-  // writes): written back to DRAM beside the call's first wave of reads.
-  double cold_l2_dirty_fraction = 0.579;
+  // writes): written back to DRAM beside the call's first wave of reads. Effective, not the dirty
+  // share itself: a write flush leaves nearly every line dirty, but its write-back shares the bus
+  // with the first wave's reads better than as bytes added to them (fitted 0.17; 0.58 before).
+  double cold_l2_dirty_fraction = 0.173;
   // Cycles a decode block costs beyond its streaming: start, Q rows, the warps' merge and its
   // partial's write (a few KB, against the tiled families' block_latency_cycles for a whole tile).
-  double decode_block_cycles = 412.0;
+  double decode_block_cycles = 719.0;
   // The combine pass (splits > 1): a fixed part (its launch behind the split kernel, its blocks'
   // start and the output's write) and a part per split that each warp walks (one dependent L2
   // round trip per split and pass).
-  double combine_cycles = 10090.0;
-  double combine_split_cycles = 1049.0;
+  double combine_cycles = 12793.0;
+  double combine_split_cycles = 524.0;
 };
 
 struct CoefficientInfo {

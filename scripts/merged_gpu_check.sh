@@ -4,8 +4,8 @@
 # comparison over every compiled family (mma16 and wgmma16), and the decode anchors beside SDPA.
 # Results in $OUT (8 files at most): summary.txt, build.log.gz, ctest.log, sdpa-bf16.{json,md},
 # decode-bf16-<flush>.json (its table in the summary), and with --decode-sweep
-# decode-sweep-bf16.jsonl (decode_bench --sweep over the batch-1 shapes, where the split matters:
-# the model's split check, `flashtune fit --decode`).
+# decode-sweep-<dtype>.jsonl for each of SWEEP_DTYPES (default bf16; "bf16 fp32" for both) (decode_bench
+# --sweep over the batch-1 shapes, where the split matters: the model's split check, `flashtune fit --decode`).
 # DECODE_FLUSHES: the L2 flushes the decode anchors are timed after, both sides (default "write";
 # "write read" for both: tuner/timing_harness.h, L2Flush); SWEEP_FLUSH: the sweep's (default write).
 # CTEST_ARGS: extra ctest arguments (e.g. "-R Wgmma16" for a part of the suite).
@@ -95,10 +95,12 @@ if [[ " $* " == *" --decode-sweep "* ]] && [ -x "$b/benchmarks/decode_bench" ]; 
   shapes="1,32,32,1,8192,128;1,32,8,1,32768,128;1,12,12,1,65536,64"
   for kvh in 8 32; do for nq in 1 4; do for keys in 4096 16384 65536; do shapes="$shapes;1,32,$kvh,$nq,$keys,128"; done; done; done
   copy=3022; [[ "$gpu" == *H200* ]] && copy=4233
-  timeout "${SWEEP_TIMEOUT:-150}" "$b/benchmarks/decode_bench" --dtype bf16 --sweep --copy-gbps $copy --shapes "$shapes" \
-    --flush "${SWEEP_FLUSH:-write}" \
-    > "$OUT/decode-sweep-bf16.jsonl" 2>> "$summary"
-  say "decode sweep rc=$? ($(since)): $(wc -l < "$OUT/decode-sweep-bf16.jsonl") timings"
+  for dt in ${SWEEP_DTYPES:-bf16}; do
+    timeout "${SWEEP_TIMEOUT:-150}" "$b/benchmarks/decode_bench" --dtype "$dt" --sweep --copy-gbps $copy --shapes "$shapes" \
+      --flush "${SWEEP_FLUSH:-write}" \
+      > "$OUT/decode-sweep-$dt.jsonl" 2>> "$summary"
+    say "decode sweep $dt rc=$? ($(since)): $(wc -l < "$OUT/decode-sweep-$dt.jsonl") timings"
+  done
 fi
 gzip -f "$OUT/build.log"
 say "gpu: $gpu; total $(since)"

@@ -128,16 +128,16 @@ TEST(DecodeModel, RefusesWhatTheFamilyDoesNotServe) {
   EXPECT_FALSE(model::predict_decode(w, bf16_d128(), gpu, {}, 0).refusal.empty());
 }
 
-// The model against the measured split sweeps (docs/results/h100-decode-bench-*.jsonl, the
-// tuner's harness, L2 flushed; bf16 and fp32): MAPE over every timed (shape, config, split), and
-// per swept shape the measured time at the model's split against the best measured. The figures
-// that docs/model.md quotes, the same lines `flashtune fit --decode <those files>` prints.
+// The model against the measured split sweeps of today's kernels (the combine's lanes read the
+// splits side by side, K/V streamed evict-first where the traits say so): the batch-1 shapes swept
+// on the H100 at 44aaa6b and 43f12ce (scripts/merged_gpu_check.sh --decode-sweep, L2 flushed with
+// writes). MAPE over every timed (shape, config, split), and per swept shape the measured time at
+// the model's split against the best measured. The figures that docs/model.md quotes, the same
+// lines `flashtune fit --decode <those files>` prints; the decode coefficients' defaults are
+// fitted on these two files (model/coefficients.h).
+std::string result_file(const char* name) { return std::string(FLASHTUNE_SOURCE_DIR) + "/docs/results/" + name; }
 std::vector<std::string> h100_sweeps() {
-  std::vector<std::string> paths;
-  for (const char* f : {"h100-decode-bench-bf16-run1.jsonl", "h100-decode-bench-bf16-run2.jsonl",
-                        "h100-decode-bench-fp32-run1.jsonl"})
-    paths.push_back(std::string(FLASHTUNE_SOURCE_DIR) + "/docs/results/" + f);
-  return paths;
+  return {result_file("h100-decode-sweep-bf16-write-44aaa6b.jsonl"), result_file("h100-decode-sweep-bf16-write-43f12ce.jsonl")};
 }
 
 TEST(DecodeModel, AgainstTheH100SplitSweeps) {
@@ -145,23 +145,63 @@ TEST(DecodeModel, AgainstTheH100SplitSweeps) {
   const fit::DecodeSweeps sweeps = fit::load_decode_sweeps(h100_sweeps(), gpu);
   const fit::DecodeScore r = fit::score_decode(sweeps, gpu, model::Coefficients{});
   std::printf("%s", fit::render_decode_score(r, true).c_str());
+  EXPECT_EQ(r.timings, 618);
+  ASSERT_EQ(r.shapes.size(), 30u);
+  // Issue 26's bars: MAPE <= 8%; the split within 5% of the measured best on 90% of the shapes
+  // (27 of 30; 28 today) and within 10% on the worst.
+  EXPECT_LE(r.mape, 0.08);
+  EXPECT_LE(r.worst, 0.10);
+  EXPECT_EQ(r.within10, 30);
+  EXPECT_GE(r.within5, 27);
+}
+
+// The same coefficients fitted on one sweep alone and scored on the other: what the model does on
+// timings its decode coefficients never saw (docs/fit.md, "Decode": 5.2% and 6.1% MAPE, 15 and
+// 13 of 15 shapes within 5%, worst 4.5% and 7.0%).
+TEST(DecodeModel, FittedOnOneSweepPredictsTheOther) {
+  const model::GpuSpec gpu = h100();
+  const std::vector<std::string> files = h100_sweeps();
+  for (int held = 0; held < 2; ++held) {
+    const fit::DecodeSweeps train = fit::load_decode_sweeps({files[1 - held]}, gpu);
+    std::vector<const fit::FitPoint*> points;
+    for (const fit::FitPoint& p : train.data.points) points.push_back(&p);
+    const fit::FitResult f = fit::fit_coefficients(points, gpu, model::Coefficients{},
+                                                   fit::default_decode_free_coefficients(), fit::FitLoss::Absolute);
+    const fit::DecodeScore r = fit::score_decode(fit::load_decode_sweeps({files[held]}, gpu), gpu, f.coefficients);
+    std::printf("held out %s: %s", files[held].c_str(), fit::render_decode_score(r, false).c_str());
+    ASSERT_EQ(r.shapes.size(), 15u);
+    EXPECT_LE(r.mape, 0.08) << files[held];
+    EXPECT_GE(r.within5, 13) << files[held];
+    EXPECT_LE(r.worst, 0.10) << files[held];
+  }
+}
+
+// The sweeps of the kernels before the combine read the splits side by side and before the
+// evict-first stream (h100-decode-bench-{bf16,fp32}-run*.jsonl, bf16 and fp32; their combine
+// walked the splits one after another, about 1 us per split more): today's coefficients on them,
+// pinned so that a change that moves them is seen. fp32's MAPE is the family's largest.
+TEST(DecodeModel, AgainstTheOlderKernelsSweeps) {
+  const model::GpuSpec gpu = h100();
+  std::vector<std::string> paths;
+  for (const char* f : {"h100-decode-bench-bf16-run1.jsonl", "h100-decode-bench-bf16-run2.jsonl",
+                        "h100-decode-bench-fp32-run1.jsonl"})
+    paths.push_back(result_file(f));
+  const fit::DecodeScore r = fit::score_decode(fit::load_decode_sweeps(paths, gpu), gpu, model::Coefficients{});
+  std::printf("%s", fit::render_decode_score(r, false).c_str());
   EXPECT_EQ(r.timings, 816);
   ASSERT_EQ(r.shapes.size(), 38u);
-  // Issue 26's bars: MAPE <= 8%; the split within 10% of the measured best on the worst shape.
   EXPECT_LE(r.mape, 0.08);
-  for (const auto& [dtype, mape] : r.mape_by_dtype) EXPECT_LE(mape, 0.10) << dtype;
-  EXPECT_LE(r.worst, 0.10);
-  EXPECT_EQ(r.within10, 38);
-  // 90% within 5%: 35 of 38 (36 today; docs/model.md names the two misses).
-  EXPECT_GE(r.within5, 35);
+  for (const auto& [dtype, mape] : r.mape_by_dtype) EXPECT_LE(mape, 0.105) << dtype;
+  EXPECT_GE(r.within10, 35);
+  EXPECT_LE(r.worst, 0.15);
 }
 
 // The kernel that streams K/V evict-first (traits::Decode::evict_first, since d339966), swept at
 // batch 1 on the H100 at fe21539 (scripts/merged_gpu_check.sh --decode-sweep): each line records
 // the stream it ran, and the model predicts that stream. One block streams slower there, more
-// blocks faster: the split moves up. Below issue 26's 90% (12 of 15 within 5%); the three misses
-// are 8 K/V heads at 4096 and 32768 keys, where the write-back of the flush's dirty lines is most
-// of the call. Pinned here so that a model change that moves them is seen.
+// blocks faster: the split moves up. 13 of 15 within 5% (12 before the coefficients were fitted on
+// the later sweeps); the two misses are 8 K/V heads at 16384 keys (+6%). Pinned here so that a
+// model change that moves them is seen.
 TEST(DecodeModel, AgainstTheH100EvictFirstSweeps) {
   const model::GpuSpec gpu = h100();
   const std::string path = std::string(FLASHTUNE_SOURCE_DIR) + "/docs/results/h100-decode-bench-bf16-fe21539.jsonl";
@@ -173,15 +213,15 @@ TEST(DecodeModel, AgainstTheH100EvictFirstSweeps) {
   std::printf("%s", fit::render_decode_score(r, true).c_str());
   EXPECT_EQ(r.timings, 309);
   ASSERT_EQ(r.shapes.size(), 15u);
-  EXPECT_LE(r.mape, 0.09);
-  EXPECT_GE(r.within5, 12);
-  EXPECT_GE(r.within10, 14);
-  EXPECT_LE(r.worst, 0.11);
-  // The same timings predicted as if they had streamed without the policy: the old model's split
-  // (one split where four run 28% faster) is what the recorded stream corrects.
+  EXPECT_LE(r.mape, 0.07);
+  EXPECT_GE(r.within5, 13);
+  EXPECT_EQ(r.within10, 15);
+  EXPECT_LE(r.worst, 0.07);
+  // The same timings predicted as if they had streamed without the policy: one block streams
+  // faster then, so the model expects fewer splits to do and misses the recorded times by more.
   fit::DecodeSweeps unflagged = sweeps;
   for (fit::FitPoint& p : unflagged.data.points) p.decode_run.evict_first = false;
-  EXPECT_LT(fit::score_decode(unflagged, gpu, model::Coefficients{}).within5, r.within5);
+  EXPECT_GT(fit::score_decode(unflagged, gpu, model::Coefficients{}).mape, r.mape);
 }
 
 // The split sweeps timed after the read flush (clean L2, decode_bench --flush read), the 15
@@ -283,7 +323,35 @@ TEST(DecodeModel, DecodeCoefficientsFitOnDecodePointsOnly) {
       fit::fit_coefficients(points, gpu, start, fit::default_decode_free_coefficients(), fit::FitLoss::Absolute);
   const fit::DecodeScore back = fit::score_decode(sweeps, gpu, f.coefficients);
   EXPECT_LE(back.mape, 0.05);
-  EXPECT_GE(back.within5, 35);
+  EXPECT_GE(back.within5, 27);
+}
+
+// A sweep's default-split and model-split lines count at their splits: the benchmark's grid
+// (1..8, then x 5/4) steps past some splits the default or the model lands on, and a pick must be
+// judged at the split it chose. A config timed at its default and the model's split alone is not
+// a sweep and is not scored.
+TEST(DecodeModel, DefaultAndModelSplitTimingsCountInTheSweep) {
+  const model::GpuSpec gpu = h100();
+  const std::string path = ::testing::TempDir() + "/decode_default_split.jsonl";
+  {
+    std::ofstream f(path);
+    const auto line = [&](const char* stages, int splits, double ms, bool def, bool pick) {
+      f << R"({"batch": 1, "q_heads": 32, "kv_heads": 8, "nq": 1, "keys": 32768, "d": 128, "dtype": "bf16", )"
+        << R"("config": "decode/d128/br16xbc32/swizzled/bf16/)" << stages << R"(", "splits": )" << splits
+        << R"(, "median_ms": )" << ms << R"(, "default_split": )" << (def ? "true" : "false")
+        << R"(, "model_split": )" << (pick ? "true" : "false") << "}\n";
+    };
+    line("s3", 16, 0.0630, true, false);
+    line("s3", 9, 0.0690, false, true);
+    for (int sp : {1, 2, 4, 8, 10, 18}) line("s3", sp, 0.30 / sp + 0.060 + (sp > 16 ? 0.015 : 0.0), false, false);
+    line("s2", 16, 0.0640, true, false);
+    line("s2", 9, 0.0640, false, true);
+  }
+  const fit::DecodeScore r = fit::score_decode(fit::load_decode_sweeps({path}, gpu), gpu, model::Coefficients{});
+  ASSERT_EQ(r.shapes.size(), 1u);  // s2 has no sweep
+  EXPECT_EQ(r.shapes[0].best_splits, 16);
+  EXPECT_NEAR(r.shapes[0].best_ms, 0.0630, 1e-9);
+  EXPECT_EQ(r.shapes[0].measured_at, r.shapes[0].model_splits == 16 ? 16 : r.shapes[0].measured_at);
 }
 
 TEST(DecodeModel, SweepFilesRefuseWhatTheyCannotHold) {
