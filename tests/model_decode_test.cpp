@@ -176,6 +176,24 @@ TEST(DecodeModel, FittedOnOneSweepPredictsTheOther) {
   }
 }
 
+// Two more sweeps of today's kernels, measured after the coefficients were fitted and never fitted:
+// bf16 again and fp32 (the SIMT configs, Br 1 and 4), H100 at 43f12ce. With the fitted pair above:
+// 1278 timings, MAPE 6.3% (bf16 4.9%, fp32 9.9%), 56 of 60 shapes within 5% (docs/model.md).
+TEST(DecodeModel, AgainstLaterSweepsNeverFitted) {
+  const model::GpuSpec gpu = h100();
+  const fit::DecodeSweeps sweeps = fit::load_decode_sweeps(
+      {result_file("h100-decode-sweep-bf16-write-43f12ce-run2.jsonl"), result_file("h100-decode-sweep-fp32-write-43f12ce.jsonl")},
+      gpu);
+  const fit::DecodeScore r = fit::score_decode(sweeps, gpu, model::Coefficients{});
+  std::printf("%s", fit::render_decode_score(r, false).c_str());
+  EXPECT_EQ(r.timings, 660);
+  ASSERT_EQ(r.shapes.size(), 30u);
+  EXPECT_LE(r.mape, 0.08);
+  for (const auto& [dtype, mape] : r.mape_by_dtype) EXPECT_LE(mape, 0.10) << dtype;
+  EXPECT_GE(r.within5, 27);
+  EXPECT_LE(r.worst, 0.10);
+}
+
 // The sweeps of the kernels before the combine read the splits side by side and before the
 // evict-first stream (h100-decode-bench-{bf16,fp32}-run*.jsonl, bf16 and fp32; their combine
 // walked the splits one after another, about 1 us per split more): today's coefficients on them,
