@@ -155,16 +155,19 @@ Prediction predict_async_pipeline(const Workload& w, const GeometryAnalysis& g, 
   //   tensor side: a consumer's P V (serial loop; its next turn with /ov) waits for its own
   //     softmax, which the other C - 1 consumers' products issued in between may not cover:
   //     gap = max(0, s - (C - 1) x others), s one warpgroup's softmax at its own rate (the chain's);
-  //   SIMT side: the round's first consumer issues its S only after the last consumer's softmax
-  //     of the previous round (its turn comes after that consumer's P V), and waits for it before
-  //     its softmax: one consumer's awaited products per round, on no other pipe's time.
-  // Same coefficients; the awaited and the interleaved products come from the traits' turns.
+  //   SIMT side, serial loop (two turns per tile): the round's first consumer issues its S only
+  //     after the last consumer's softmax of the previous round (its S turn comes after that
+  //     consumer's P V turn), and waits for it before its softmax: one consumer's S per round, on
+  //     no other pipe's time. The overlapped loop (one turn per tile, S_j with P_{j-1} V_{j-1})
+  //     passes its turn right after the issue, before its softmax, so the next consumer's turn
+  //     never waits for a softmax: no such wait (with it, the model had /ov/pp 2-4% slower than the
+  //     serial s2 at d = 128, where the H100 ran it 3-4% faster: docs/fit.md).
+  // Same coefficients; the waits and the interleaved products come from the traits' turns.
   const bool ring = Wgmma16::staggers_phases(cfg);
   const double phase_join = ring ? c.overlap_exponent : c.phase_overlap_exponent;
-  const double awaited = cfg.overlap && !hides ? t.mma : t.qk;
   const double interleaved = (consumers - 1) * (Wgmma16::turns_per_tile(cfg) == 1 ? t.mma : t.qk);
   const double ring_gap = ring ? std::max(0.0, t.simt_full / h(4.0) - interleaved) : 0.0;
-  const double ring_wait = ring ? awaited : 0.0;
+  const double ring_wait = ring && Wgmma16::turns_per_tile(cfg) == 2 ? t.qk : 0.0;
   const double rounds = wg_tiles / consumers;  // per block: tiles its consumers compute, in turn
   // Tiles in flight that hide a tile's load latency: stages - 1, or stages - 2 with the overlap
   // (a stage is freed one tile later: its V is read in the next tile's iteration).

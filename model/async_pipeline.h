@@ -20,8 +20,9 @@
 // by side, each with what the ring exposes per round (R rounds: the tiles the consumers compute):
 //   tensor side += R max(0, s - (C - 1) x the products another consumer issues per turn)
 //                  (a consumer's next products wait for its softmax; the others' cover part of it)
-//   simt side   += R x the products a consumer awaits before its softmax (the round's first S is
-//                  issued only after the last consumer's softmax of the previous round)
+//   simt side   += R x S in the serial loop (the round's first S is issued only after the last
+//                  consumer's softmax of the previous round, whose P V turn comes before it); none
+//                  in the overlapped loop, whose one turn per tile is passed before the softmax
 // Measured (H100, docs/results/h100-wgmma-pingpong-*.md) /pp is slower where the softmax is as
 // long as the products (d = 64: 1.04x with two consumers, 1.10-1.17x with three) and even at
 // d = 128; the model's ratios 1.02-1.09 and 0.98-1.04. So per block:
