@@ -13,7 +13,7 @@ using traits::Decode;
 
 // One warp's serial work on one tile of Bc keys, in cycles. 16-bit: the dependent mma.sync /
 // ldmatrix steps of Q K^T (d / 16 k-steps) and P V (Bc / 16), ~33 cycles each on Hopper, per m16
-// tile; fp32: the traits' instruction counts at one per cycle of the warp, stretched by
+// tile; fp32: the traits' instruction counts and shared loads at one per cycle of the warp, stretched by
 // latency_warps / resident warps where too few warps share a scheduler to hide the FFMA and
 // shared-memory latencies (the tiled families' rule: one decode block of 4 warps per SM has one
 // warp per scheduler). Beside it a fixed part for the softmax's dependent shuffles and
@@ -40,7 +40,8 @@ double tile_cycles(const TileConfig& c, const Coefficients& k, int blocks_per_sm
   if (Decode::uses_mma(c.dtype)) return kStepCycles * (c.d / 16.0 + c.Bc / 16.0) * (c.Br / 16.0) + fixed;
   const KernelGeometry g = Decode::geometry(c);
   const TileInstructionCounts& n = g.per_kv_tile;
-  const double warp_instructions = (n.ffma + n.fp32_other + n.exp + n.shuffles) / 32.0 / Decode::kWarps;
+  const double loads = Decode::simt_shared_loads_per_lane_tile(c);
+  const double warp_instructions = (n.ffma + n.fp32_other + n.exp + n.shuffles) / 32.0 / Decode::kWarps + loads;
   const double resident_warps = double(Decode::kWarps) * std::max(1, blocks_per_sm);
   return warp_instructions * std::max(1.0, k.latency_warps / resident_warps) + fixed;
 }

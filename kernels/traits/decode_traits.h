@@ -74,6 +74,16 @@ struct Decode {
   // SIMT path: lanes per key in Q K^T (Bc = 32: 1, Bc = 16: 2) and O columns per lane in P V.
   static constexpr int lanes_per_key(int bc) { return 32 / bc; }
   static constexpr int o_cols_per_lane(int d) { return d / 32; }
+  // SIMT path: shared-memory loads one lane issues per tile of Bc keys (kernels/decode.cuh,
+  // SimtMath::tile): its key's chunks of K, for each of them every row's same chunk of Q (16-byte
+  // loads), then per key of the tile its chunk of V and the key's P of every row (four rows per
+  // 16-byte load where Br is a multiple of 4). At Br = 16 that is 352 loads beside 2048 FFMA per
+  // lane and tile, instructions the FP32 counts miss.
+  static constexpr int simt_shared_loads_per_lane_tile(const TileConfig& c) {
+    const int cpl = chunks(c.d, c.dtype) / lanes_per_key(c.Bc);
+    const int p_loads = c.Br % 4 == 0 ? c.Br / 4 : c.Br;
+    return cpl * (1 + c.Br) + c.Bc * (1 + p_loads);
+  }
 
   // ---- shared-memory layout (byte offsets) -------------------------------------------------
   static constexpr int row_bytes(int d, DType t) { return d * dtype_bytes(t); }
