@@ -164,7 +164,7 @@ std::string render_decode_score(const DecodeScore& r, bool per_shape) {
 
 std::vector<std::string> default_decode_free_coefficients() {
   return {"stream_dram_efficiency", "stream_knee_blocks",   "cold_l2_dirty_fraction",
-          "decode_block_cycles",    "combine_cycles",       "combine_split_cycles"};
+          "decode_block_cycles",    "combine_cycles",       "combine_split_cycles", "decode_copy_cycles"};
 }
 
 }  // namespace flashtune::fit

@@ -104,31 +104,36 @@ struct Coefficients {
   // Fitted on the two H100 split sweeps of today's kernels, L2 flushed with writes
   // (docs/results/h100-decode-sweep-bf16-write-{44aaa6b,43f12ce}.jsonl, 618 timings) by
   // `flashtune fit --decode ... --free decode` (least absolute log error); no tiled measurement
-  // reads them. Fitted on either sweep alone they score the other at 5.2% and 6.1% MAPE
-  // (docs/fit.md, "Decode"). The earlier values came from sweeps of the combine kernel that walked
+  // reads them. Fitted on either sweep alone they score the other at 4.2% and 5.0% MAPE
+  // (docs/model.md, "Decode"). The earlier values came from sweeps of the combine kernel that walked
   // the splits one after another (docs/results/h100-decode-bench-*.jsonl).
   // Fraction of the datasheet DRAM bandwidth a read-only stream reaches: decode reads K and V once
   // and writes almost nothing, so the bus never turns around as in the copy that sets
   // dram_efficiency (H100: 8 x 32 heads x 65536 keys read 3.11 TB/s, 3.13 with the write-back, where
   // the copy moves 3.02 TB/s of reads and writes).
-  double stream_dram_efficiency = 0.937;
+  double stream_dram_efficiency = 0.927;
   // DRAM streams (blocks reading distinct K/V chunks, one per SM) at which a wave gets half of that
   // bandwidth: a wave of n streams gets n / (n + stream_knee_blocks) of it (Little's law with a
   // latency that grows as the bytes in flight approach the bandwidth).
-  double stream_knee_blocks = 14.28;
+  double stream_knee_blocks = 12.79;
   // Fraction of the L2 still dirty when a cold-L2 call starts (the timing harness flushes it with
   // writes): written back to DRAM beside the call's first wave of reads. Effective, not the dirty
   // share itself: a write flush leaves nearly every line dirty, but its write-back shares the bus
   // with the first wave's reads better than as bytes added to them (fitted 0.17; 0.58 before).
-  double cold_l2_dirty_fraction = 0.173;
+  double cold_l2_dirty_fraction = 0.144;
   // Cycles a decode block costs beyond its streaming: start, Q rows, the warps' merge and its
   // partial's write (a few KB, against the tiled families' block_latency_cycles for a whole tile).
-  double decode_block_cycles = 719.0;
+  double decode_block_cycles = 708.0;
   // The combine pass (splits > 1): a fixed part (its launch behind the split kernel, its blocks'
   // start and the output's write) and a part per split that each warp walks (one dependent L2
   // round trip per split and pass).
-  double combine_cycles = 12793.0;
-  double combine_split_cycles = 524.0;
+  double combine_cycles = 13305.0;
+  double combine_split_cycles = 527.0;
+  // Cycles a warp's tile costs per 16-byte copy (cp.async) of its K and V per lane, counted from the
+  // 32 of the bf16 d = 128 tile that the per-tile fixed part (model/decode_model.cpp) was measured
+  // on: a d = 64 tile copies 16 and streams faster per byte than that fixed part alone allowed (its
+  // timings were predicted 17-30% slow on both GPUs).
+  double decode_copy_cycles = 53.6;
 };
 
 struct CoefficientInfo {
@@ -138,7 +143,7 @@ struct CoefficientInfo {
 };
 
 // Name <-> member table for profile I/O and, later, fitting (stable order).
-inline constexpr std::array<CoefficientInfo, 25> coefficient_table() {
+inline constexpr std::array<CoefficientInfo, 26> coefficient_table() {
   return {{
       {"fp32_efficiency", &Coefficients::fp32_efficiency, 0.01, 1.0},
       {"sfu_efficiency", &Coefficients::sfu_efficiency, 0.01, 1.0},
@@ -165,13 +170,14 @@ inline constexpr std::array<CoefficientInfo, 25> coefficient_table() {
       {"decode_block_cycles", &Coefficients::decode_block_cycles, 0.0, 1e5},
       {"combine_cycles", &Coefficients::combine_cycles, 0.0, 1e6},
       {"combine_split_cycles", &Coefficients::combine_split_cycles, 0.0, 1e5},
+      {"decode_copy_cycles", &Coefficients::decode_copy_cycles, 0.0, 1e4},
   }};
 }
 
 // The decode family's own coefficients (read by model/decode_model.cpp only).
 inline bool decode_only_coefficient(const char* name) {
   for (const char* d : {"stream_dram_efficiency", "stream_knee_blocks", "cold_l2_dirty_fraction", "decode_block_cycles",
-                        "combine_cycles", "combine_split_cycles"})
+                        "combine_cycles", "combine_split_cycles", "decode_copy_cycles"})
     if (std::string_view(name) == d) return true;
   return false;
 }

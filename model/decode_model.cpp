@@ -35,8 +35,13 @@ constexpr double kTileFixedCycles = 1300.0;
 // (the write-back above). The per-block rate is what sets the split count where blocks are few.
 constexpr double kEvictFirstTileFixedCycles = 2100.0;
 
+// The fixed parts above were measured on tiles of 32 copies per lane (bf16 d = 128); a tile of
+// other size pays decode_copy_cycles per copy more or less.
+constexpr int kReferenceCopies = 32;
+
 double tile_cycles(const TileConfig& c, const Coefficients& k, int blocks_per_sm, bool evict_first) {
-  const double fixed = evict_first ? kEvictFirstTileFixedCycles : kTileFixedCycles;
+  const double fixed = (evict_first ? kEvictFirstTileFixedCycles : kTileFixedCycles) +
+                       k.decode_copy_cycles * (Decode::copies_per_lane_tile(c) - kReferenceCopies);
   if (Decode::uses_mma(c.dtype)) return kStepCycles * (c.d / 16.0 + c.Bc / 16.0) * (c.Br / 16.0) + fixed;
   const KernelGeometry g = Decode::geometry(c);
   const TileInstructionCounts& n = g.per_kv_tile;

@@ -74,6 +74,9 @@ struct Decode {
   // SIMT path: lanes per key in Q K^T (Bc = 32: 1, Bc = 16: 2) and O columns per lane in P V.
   static constexpr int lanes_per_key(int bc) { return 32 / bc; }
   static constexpr int o_cols_per_lane(int d) { return d / 32; }
+  // 16-byte copies (cp.async) one lane issues per tile of Bc keys: the warp copies its K and V tiles
+  // in whole trips of 32 chunks (bf16 d = 128 or fp32 at Bc x d = 2048: 32; bf16 d = 64: 16).
+  static constexpr int copies_per_lane_tile(const TileConfig& c) { return 2 * c.Bc * chunks(c.d, c.dtype) / 32; }
   // SIMT path: shared-memory loads one lane issues per tile of Bc keys (kernels/decode.cuh,
   // SimtMath::tile): its key's chunks of K, for each of them every row's same chunk of Q (16-byte
   // loads), then per key of the tile its chunk of V and the key's P of every row (four rows per
