@@ -113,7 +113,13 @@ DecodePrediction predict_decode(const Workload& w, const TileConfig& c, const Gp
     const double streams = double(n) / s.row_tiles;
     const double rate = read_rate * streams / (streams + k.stream_knee_blocks);
     const double dram = (streams * block_bytes + extra_bytes) / rate;
-    const double stream = block_bytes / p.stream_bytes_per_s_per_block;
+    // Blocks that share an SM share its stream: R_block is what the SM's schedulers issue for one
+    // block's tiles, and a second block on the SM adds tiles, not issue slots. The wave lasts as
+    // long as the SMs holding the most blocks (ceil(n / SMs)). H200, 12 heads x 65536 keys at
+    // d = 64 (two blocks fit an SM): 11 splits, 132 blocks, 0.063 ms; 12 splits, 144 blocks (12 SMs
+    // with two) 0.072; 22 splits, two on every SM, 0.064 (docs/results/h200-decode-sweep-bf16-write-43f12ce.jsonl).
+    const double on_busiest_sm = std::ceil(double(n) / double(gpu.sm_count));
+    const double stream = on_busiest_sm * block_bytes / p.stream_bytes_per_s_per_block;
     dram_t += double(count) * dram;
     stream_t += double(count) * stream;
     total += double(count) * (std::max(dram, stream) + block_cost);
