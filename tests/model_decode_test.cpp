@@ -139,12 +139,16 @@ std::string result_file(const char* name) { return std::string(FLASHTUNE_SOURCE_
 std::vector<std::string> h100_sweeps() {
   return {result_file("h100-decode-sweep-bf16-write-44aaa6b.jsonl"), result_file("h100-decode-sweep-bf16-write-43f12ce.jsonl")};
 }
+// The sweeps of `files` scored with the default coefficients on `gpu`, the score printed (per
+// shape with `per_shape`) as `flashtune fit --decode` prints it.
+fit::DecodeScore default_score(const std::vector<std::string>& files, const model::GpuSpec& gpu, bool per_shape = false) {
+  const fit::DecodeScore r = fit::score_decode(fit::load_decode_sweeps(files, gpu), gpu, model::Coefficients{});
+  std::printf("%s", fit::render_decode_score(r, per_shape).c_str());
+  return r;
+}
 
 TEST(DecodeModel, AgainstTheH100SplitSweeps) {
-  const model::GpuSpec gpu = h100();
-  const fit::DecodeSweeps sweeps = fit::load_decode_sweeps(h100_sweeps(), gpu);
-  const fit::DecodeScore r = fit::score_decode(sweeps, gpu, model::Coefficients{});
-  std::printf("%s", fit::render_decode_score(r, true).c_str());
+  const fit::DecodeScore r = default_score(h100_sweeps(), h100(), true);
   EXPECT_EQ(r.timings, 618);
   ASSERT_EQ(r.shapes.size(), 30u);
   // Issue 26's bars: MAPE <= 8%; the split within 5% of the measured best on 90% of the shapes
@@ -180,12 +184,9 @@ TEST(DecodeModel, FittedOnOneSweepPredictsTheOther) {
 // bf16 again and fp32 (the SIMT configs, Br 1 and 4), H100 at 43f12ce. With the fitted pair above:
 // 1278 timings, MAPE 5.4% (bf16 3.9%, fp32 9.2%), 56 of 60 shapes within 5% (docs/model.md).
 TEST(DecodeModel, AgainstLaterSweepsNeverFitted) {
-  const model::GpuSpec gpu = h100();
-  const fit::DecodeSweeps sweeps = fit::load_decode_sweeps(
+  const fit::DecodeScore r = default_score(
       {result_file("h100-decode-sweep-bf16-write-43f12ce-run2.jsonl"), result_file("h100-decode-sweep-fp32-write-43f12ce.jsonl")},
-      gpu);
-  const fit::DecodeScore r = fit::score_decode(sweeps, gpu, model::Coefficients{});
-  std::printf("%s", fit::render_decode_score(r, false).c_str());
+      h100());
   EXPECT_EQ(r.timings, 660);
   ASSERT_EQ(r.shapes.size(), 30u);
   EXPECT_LE(r.mape, 0.08);
@@ -199,12 +200,9 @@ TEST(DecodeModel, AgainstLaterSweepsNeverFitted) {
 // issue 26's bars. The worst was +14.2% (12 heads x 65536 keys at d = 64, two blocks to an SM: 14
 // splits picked, 8 best) before blocks sharing an SM shared its stream in the model.
 TEST(DecodeModel, AgainstTheH200SweepsNeverFitted) {
-  const model::GpuSpec gpu = h200();
-  const fit::DecodeSweeps sweeps = fit::load_decode_sweeps(
+  const fit::DecodeScore r = default_score(
       {result_file("h200-decode-sweep-bf16-write-43f12ce.jsonl"), result_file("h200-decode-sweep-fp32-write-43f12ce.jsonl")},
-      gpu);
-  const fit::DecodeScore r = fit::score_decode(sweeps, gpu, model::Coefficients{});
-  std::printf("%s", fit::render_decode_score(r, false).c_str());
+      h200());
   EXPECT_EQ(r.timings, 665);
   ASSERT_EQ(r.shapes.size(), 30u);
   EXPECT_LE(r.mape, 0.08);
@@ -218,13 +216,11 @@ TEST(DecodeModel, AgainstTheH200SweepsNeverFitted) {
 // walked the splits one after another, about 1 us per split more): today's coefficients on them,
 // pinned so that a change that moves them is seen. fp32's MAPE is the family's largest.
 TEST(DecodeModel, AgainstTheOlderKernelsSweeps) {
-  const model::GpuSpec gpu = h100();
   std::vector<std::string> paths;
   for (const char* f : {"h100-decode-bench-bf16-run1.jsonl", "h100-decode-bench-bf16-run2.jsonl",
                         "h100-decode-bench-fp32-run1.jsonl"})
     paths.push_back(result_file(f));
-  const fit::DecodeScore r = fit::score_decode(fit::load_decode_sweeps(paths, gpu), gpu, model::Coefficients{});
-  std::printf("%s", fit::render_decode_score(r, false).c_str());
+  const fit::DecodeScore r = default_score(paths, h100());
   EXPECT_EQ(r.timings, 816);
   ASSERT_EQ(r.shapes.size(), 38u);
   EXPECT_LE(r.mape, 0.08);
