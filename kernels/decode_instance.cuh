@@ -163,7 +163,7 @@ class DecodeKernelInstance final : public KernelInstance, public DecodeKernel {
     cudaError_t e = cudaLaunchKernel(reinterpret_cast<const void*>(split_), grid, dim3(Tr::kThreads), args,
                                      static_cast<std::size_t>(Tile::kSmemBytes), stream);
     if (e == cudaSuccess && dp.work && !dp.tickets) {
-      const long long warps = s.kv_entries * s.rows;
+      const long long warps = combine_warps<D>(s.kv_entries, s.rows);
       // A programmatic dependent launch: the combine's blocks are scheduled while the split
       // kernel runs and wait for it in the kernel (griddepcontrol.wait), which takes its launch
       // latency off the call's time.

@@ -125,10 +125,12 @@ struct Coefficients {
   // partial's write (a few KB, against the tiled families' block_latency_cycles for a whole tile).
   double decode_block_cycles = 708.0;
   // The combine pass (splits > 1): a fixed part (its launch behind the split kernel, its blocks'
-  // start and the output's write) and a part per split that each warp walks (one dependent L2
-  // round trip per split and pass).
-  double combine_cycles = 13305.0;
-  double combine_split_cycles = 527.0;
+  // start and the output's write) and a part per split that each warp walks. These two are fitted
+  // (--free combine_cycles,combine_split_cycles) on the H100 sweep of today's combine, one warp per
+  // 32 columns (docs/results/h100-decode-sweep-bf16-write-combine32.jsonl); the others above on the
+  // split kernel's sweeps. One warp per row took 527 cycles per split, this one 136.
+  double combine_cycles = 14673.0;
+  double combine_split_cycles = 136.3;
   // Cycles a warp's tile costs per 16-byte copy (cp.async) of its K and V per lane, counted from the
   // 32 of the bf16 d = 128 tile that the per-tile fixed part (model/decode_model.cpp) was measured
   // on: a d = 64 tile copies 16 and streams faster per byte than that fixed part alone allowed (its

@@ -128,17 +128,18 @@ TEST(DecodeModel, RefusesWhatTheFamilyDoesNotServe) {
   EXPECT_FALSE(model::predict_decode(w, bf16_d128(), gpu, {}, 0).refusal.empty());
 }
 
-// The model against the measured split sweeps of today's kernels (the combine's lanes read the
-// splits side by side, K/V streamed evict-first where the traits say so): the batch-1 shapes swept
-// on the H100 at 44aaa6b and 43f12ce (scripts/merged_gpu_check.sh --decode-sweep, L2 flushed with
-// writes). MAPE over every timed (shape, config, split), and per swept shape the measured time at
-// the model's split against the best measured. The figures that docs/model.md quotes, the same
-// lines `flashtune fit --decode <those files>` prints; the decode coefficients' defaults are
-// fitted on these two files (model/coefficients.h).
+// The measured split sweeps (batch-1 shapes, scripts/merged_gpu_check.sh --decode-sweep, L2 flushed
+// with writes): MAPE over every timed (shape, config, split), and per swept shape the measured time
+// at the model's split against the best measured; the figures docs/model.md quotes, the lines
+// `flashtune fit --decode <files>` prints. Two kernels: the split kernel of today with the combine
+// of one warp per row (H100 at 44aaa6b and 43f12ce: the split kernel's five decode coefficients are
+// fitted on these two), and today's combine, one warp per 32 columns (the "combine32" sweeps: the
+// combine's two coefficients are fitted on the H100's, model/coefficients.h).
 std::string result_file(const char* name) { return std::string(FLASHTUNE_SOURCE_DIR) + "/docs/results/" + name; }
 std::vector<std::string> h100_sweeps() {
   return {result_file("h100-decode-sweep-bf16-write-44aaa6b.jsonl"), result_file("h100-decode-sweep-bf16-write-43f12ce.jsonl")};
 }
+std::vector<std::string> h100_current_sweeps() { return {result_file("h100-decode-sweep-bf16-write-combine32.jsonl")}; }
 // The sweeps of `files` scored with the default coefficients on `gpu`, the score printed (per
 // shape with `per_shape`) as `flashtune fit --decode` prints it.
 fit::DecodeScore default_score(const std::vector<std::string>& files, const model::GpuSpec& gpu, bool per_shape = false) {
@@ -148,15 +149,15 @@ fit::DecodeScore default_score(const std::vector<std::string>& files, const mode
 }
 
 TEST(DecodeModel, AgainstTheH100SplitSweeps) {
-  const fit::DecodeScore r = default_score(h100_sweeps(), h100(), true);
-  EXPECT_EQ(r.timings, 618);
-  ASSERT_EQ(r.shapes.size(), 30u);
+  const fit::DecodeScore r = default_score(h100_current_sweeps(), h100(), true);
+  EXPECT_EQ(r.timings, 303);
+  ASSERT_EQ(r.shapes.size(), 15u);
   // Issue 26's bars: MAPE <= 8%; the split within 5% of the measured best on 90% of the shapes
-  // (27 of 30; 28 today) and within 10% on the worst.
+  // (14 of 15; 15 today) and within 10% on the worst.
   EXPECT_LE(r.mape, 0.08);
   EXPECT_LE(r.worst, 0.10);
-  EXPECT_EQ(r.within10, 30);
-  EXPECT_GE(r.within5, 27);
+  EXPECT_EQ(r.within10, 15);
+  EXPECT_GE(r.within5, 14);
 }
 
 // The same coefficients fitted on one sweep alone and scored on the other: what the model does on
@@ -180,35 +181,37 @@ TEST(DecodeModel, FittedOnOneSweepPredictsTheOther) {
   }
 }
 
-// Two more sweeps of today's kernels, measured after the coefficients were fitted and never fitted:
-// bf16 again and fp32 (the SIMT configs, Br 1 and 4), H100 at 43f12ce. With the fitted pair above:
-// 1278 timings, MAPE 5.4% (bf16 3.9%, fp32 9.2%), 56 of 60 shapes within 5% (docs/model.md).
-TEST(DecodeModel, AgainstLaterSweepsNeverFitted) {
-  const fit::DecodeScore r = default_score(
-      {result_file("h100-decode-sweep-bf16-write-43f12ce-run2.jsonl"), result_file("h100-decode-sweep-fp32-write-43f12ce.jsonl")},
-      h100());
-  EXPECT_EQ(r.timings, 660);
-  ASSERT_EQ(r.shapes.size(), 30u);
-  EXPECT_LE(r.mape, 0.08);
-  for (const auto& [dtype, mape] : r.mape_by_dtype) EXPECT_LE(mape, 0.10) << dtype;
-  EXPECT_GE(r.within5, 27);
-  EXPECT_LE(r.worst, 0.10);
-}
-
-// The same two sweeps on the H200 (43f12ce, write flush, never fitted; the H100's coefficients on the
-// H200 spec): MAPE 7.8% (bf16 5.0%, fp32 10.1%), the split within 5% on 29 of 30 shapes, worst +7.6%:
-// issue 26's bars. The worst was +14.2% (12 heads x 65536 keys at d = 64, two blocks to an SM: 14
-// splits picked, 8 best) before blocks sharing an SM shared its stream in the model.
+// The H200's sweeps of today's kernels (bf16 and fp32, never fitted; the H100's coefficients on the
+// H200 spec): MAPE 8.0% (bf16 5.1%, fp32 10.4%), the split within 5% on 29 of 30 shapes, worst +5.9%.
 TEST(DecodeModel, AgainstTheH200SweepsNeverFitted) {
   const fit::DecodeScore r = default_score(
-      {result_file("h200-decode-sweep-bf16-write-43f12ce.jsonl"), result_file("h200-decode-sweep-fp32-write-43f12ce.jsonl")},
+      {result_file("h200-decode-sweep-bf16-write-combine32.jsonl"), result_file("h200-decode-sweep-fp32-write-combine32.jsonl")},
       h200());
-  EXPECT_EQ(r.timings, 665);
+  EXPECT_EQ(r.timings, 664);
   ASSERT_EQ(r.shapes.size(), 30u);
   EXPECT_LE(r.mape, 0.08);
   EXPECT_GE(r.within5, 28);
   EXPECT_EQ(r.within10, 30);
   EXPECT_LE(r.worst, 0.10);
+}
+
+// The sweeps of the combine of one warp per row (H100: the two fitted ones, a later bf16 run and the
+// fp32 configs; H200: bf16 and fp32), whose combine took longer per split than today's: today's
+// coefficients on them, pinned so that a change that moves them is seen.
+TEST(DecodeModel, AgainstTheRowCombineSweeps) {
+  const fit::DecodeScore h = default_score(
+      {result_file("h100-decode-sweep-bf16-write-44aaa6b.jsonl"), result_file("h100-decode-sweep-bf16-write-43f12ce.jsonl"),
+       result_file("h100-decode-sweep-bf16-write-43f12ce-run2.jsonl"), result_file("h100-decode-sweep-fp32-write-43f12ce.jsonl")},
+      h100());
+  EXPECT_EQ(h.timings, 1278);
+  EXPECT_LE(h.mape, 0.09);
+  EXPECT_GE(h.within5, 54);
+  EXPECT_LE(h.worst, 0.14);
+  const fit::DecodeScore g = default_score(
+      {result_file("h200-decode-sweep-bf16-write-43f12ce.jsonl"), result_file("h200-decode-sweep-fp32-write-43f12ce.jsonl")}, h200());
+  EXPECT_EQ(g.timings, 665);
+  EXPECT_LE(g.mape, 0.11);
+  EXPECT_LE(g.worst, 0.14);
 }
 
 // The sweeps of the kernels before the combine read the splits side by side and before the
@@ -223,7 +226,7 @@ TEST(DecodeModel, AgainstTheOlderKernelsSweeps) {
   const fit::DecodeScore r = default_score(paths, h100());
   EXPECT_EQ(r.timings, 816);
   ASSERT_EQ(r.shapes.size(), 38u);
-  EXPECT_LE(r.mape, 0.08);
+  EXPECT_LE(r.mape, 0.095);
   for (const auto& [dtype, mape] : r.mape_by_dtype) EXPECT_LE(mape, 0.105) << dtype;
   EXPECT_GE(r.within10, 35);
   EXPECT_LE(r.worst, 0.15);
@@ -249,7 +252,7 @@ TEST(DecodeModel, AgainstTheH100EvictFirstSweeps) {
   EXPECT_LE(r.mape, 0.07);
   EXPECT_GE(r.within5, 13);
   EXPECT_EQ(r.within10, 15);
-  EXPECT_LE(r.worst, 0.07);
+  EXPECT_LE(r.worst, 0.08);
   // The same timings predicted as if they had streamed without the policy: one block streams
   // faster then, so the model expects fewer splits to do and misses the recorded times by more.
   fit::DecodeSweeps unflagged = sweeps;
@@ -330,7 +333,7 @@ TEST(DecodeModel, AgainstTheH100SplitSweepsWithTheShippedProfile) {
   const model::GpuSpec gpu = h100();
   const std::string path = std::string(FLASHTUNE_SOURCE_DIR) + "/profiles/nvidia-h100-sxm.json";
   const model::Coefficients k = model_profile_of(load_profile(path), path).coefficients;
-  const fit::DecodeScore r = fit::score_decode(fit::load_decode_sweeps(h100_sweeps(), gpu), gpu, k);
+  const fit::DecodeScore r = fit::score_decode(fit::load_decode_sweeps(h100_current_sweeps(), gpu), gpu, k);
   std::printf("%s", fit::render_decode_score(r, false).c_str());
   EXPECT_LE(r.mape, 0.08);
   EXPECT_LE(r.worst, 0.10);
