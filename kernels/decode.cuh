@@ -620,7 +620,8 @@ __global__ void __launch_bounds__(traits::Decode::kThreads, 1) decode_split_kern
 // side (a warp max, the weights through shared memory), then each lane sums its column over the
 // splits, eight loads in flight. One warp a whole row (D / 32 columns a lane, four loads in flight)
 // launched 8 blocks for 32 rows and took 6.3 us at 4 splits, 13 us at 16 (H100, ncu): a chain of L2
-// round trips per warp, on a handful of SMs.
+// round trips per warp, on a handful of SMs. Each of a row's warps derives the row's split weights
+// itself (a few loads of the same lines) rather than exchanging them across warps.
 inline constexpr int kCombineWarps = 4;
 template <int D>
 constexpr long long combine_warps(long long kv_entries, long long rows) {
