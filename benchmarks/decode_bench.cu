@@ -6,7 +6,8 @@
 // and flashtune.attention launch: model::pick_decode_splits, \"model_split\": true).
 // Prints one JSON object per line (shape, config, splits, median ms, GB/s of Q + K + V + O moved
 // once, fraction of --copy-gbps, and whether the launch streamed K/V evict-first: the model
-// predicts that stream, model::predict_decode).
+// predicts that stream, model::predict_decode), and whether its splits merged inside a
+// thread-block cluster (\"cluster_combine\": the model's combine term follows it).
 //
 // --flush read empties L2 by reading instead of writing (tuner/timing_harness.h, L2Flush: the
 // state a decode step finds after read-mostly work); each line names the flush ("flush").
@@ -72,10 +73,31 @@ void fill(void* p, std::size_t bytes) {
   cudaMemset(p, 0x3C, bytes);
 }
 
+// --cluster-capacity: the clusters of 2..16 blocks this GPU runs at once when one block fills an SM
+// (the bf16 d = 128 Br 16 s3 config: 196 KB of shared memory), one JSON line: what a GPU spec's
+// clusters_at_once_one_block_per_sm records for the model's cluster-combine rule.
+int print_cluster_capacity() {
+  for (const KernelInstance* kern : kernel_registry()) {
+    const TileConfig& c = kern->config();
+    if (c.variant != Variant::Decode || c.dtype != DType::Bf16 || c.d != 128 || c.Br != 16 || c.stages != 3) continue;
+    const DecodeKernel* dk = as_decode(kern);
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) return 1;
+    std::printf("{\"device\": \"%s\", \"sms\": %d, \"config\": \"%s\", \"clusters_at_once_one_block_per_sm\": [", prop.name,
+                prop.multiProcessorCount, c.name().c_str());
+    for (int n = 2; n <= traits::Decode::kMaxClusterSplits; ++n) std::printf("%s%d", n > 2 ? ", " : "", dk->clusters_at_once(n));
+    std::printf("]}\n");
+    return 0;
+  }
+  std::fprintf(stderr, "no bf16 d128 Br16 s3 decode config compiled\n");
+  return 1;
+}
+
 }  // namespace
 
 constexpr const char* kUsage =
-    "decode_bench [--dtype bf16|fp16|fp32] [--shapes b,hq,hkv,nq,keys,d;...] [--sweep] [--copy-gbps G] [--config NAME] [--flush write|read]";
+    "decode_bench [--dtype bf16|fp16|fp32] [--shapes b,hq,hkv,nq,keys,d;...] [--sweep] [--copy-gbps G] [--config NAME] [--flush write|read] "
+    "| --cluster-capacity";
 
 int run(int argc, char** argv) {
   DType dtype = DType::Bf16;
@@ -107,6 +129,8 @@ int run(int argc, char** argv) {
       flush = f == "read" ? L2Flush::Read : L2Flush::Write;
     } else if (a == "--config" && has_value) {
       only = argv[++i];
+    } else if (a == "--cluster-capacity") {
+      return print_cluster_capacity();
     } else {
       throw std::invalid_argument("unknown or incomplete argument '" + a + "' (usage: " + kUsage + ")");
     }
@@ -153,11 +177,12 @@ int run(int argc, char** argv) {
           "{\"batch\": %d, \"q_heads\": %d, \"kv_heads\": %d, \"nq\": %d, \"keys\": %lld, \"d\": %d, \"dtype\": \"%s\", "
           "\"config\": \"%s\", \"splits\": %d, \"default_split\": %s, \"median_ms\": %.5f, \"min_ms\": %.5f, "
           "\"samples\": %d, \"bytes\": %.0f, \"gbps\": %.1f, \"copy_fraction\": %.3f, \"model_split\": %s, "
-          "\"evict_first\": %s, \"flush\": \"%s\"}\n",
+          "\"evict_first\": %s, \"cluster_combine\": %s, \"flush\": \"%s\"}\n",
           sh.batch, sh.q_heads, sh.kv_heads, sh.nq, sh.keys, sh.d, dtype_name(dtype), c.name().c_str(), used,
           splits == 0 ? "true" : "false", r.stats.median_ms, r.stats.min_ms, r.stats.samples, bytes, gbps,
           gbps / copy_gbps, model_split ? "true" : "false",
-          kernels::decode_streams_evict_first(p, dev.l2_bytes) ? "true" : "false", l2_flush_name(flush));
+          kernels::decode_streams_evict_first(p, dev.l2_bytes) ? "true" : "false",
+          dk->combines_in_cluster(p, used) ? "true" : "false", l2_flush_name(flush));
       std::fflush(stdout);
       return r.stats.median_ms;
     };

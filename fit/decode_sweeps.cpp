@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kernels/traits/decode_traits.h"
+
 #include "model/decode_model.h"
 
 namespace flashtune::fit {
@@ -55,6 +57,13 @@ DecodeSweeps load_decode_sweeps(const std::vector<std::string>& paths, const mod
         p.w.kv_group = m.q_heads / m.kv_heads;
         p.splits = j.at("splits").get<int>();
         p.decode_run.evict_first = j.value("evict_first", false);
+        // Timings from before the cluster combine carry no such field: their splits went through the
+        // combine kernel. Where the field is, it says what a launch of 2..16 splits did; at other
+        // splits the traits' rule (no cluster) holds, and the shape's split pick follows it.
+        if (!j.contains("cluster_combine"))
+          p.decode_run.cluster_combine = false;
+        else if (p.splits >= 2 && p.splits <= traits::Decode::kMaxClusterSplits)
+          p.decode_run.cluster_combine = j.at("cluster_combine").get<bool>();
         const std::string flush = j.value("flush", std::string("write"));
         if (flush != "write" && flush != "read") throw FitInputError(where + ": flush must be write or read, got '" + flush + "'");
         p.decode_run.dirty_l2 = flush == "write";
@@ -164,7 +173,8 @@ std::string render_decode_score(const DecodeScore& r, bool per_shape) {
 
 std::vector<std::string> default_decode_free_coefficients() {
   return {"stream_dram_efficiency", "stream_knee_blocks",   "cold_l2_dirty_fraction",
-          "decode_block_cycles",    "combine_cycles",       "combine_split_cycles", "decode_copy_cycles"};
+          "decode_block_cycles",    "combine_cycles",       "combine_split_cycles", "decode_copy_cycles",
+          "cluster_combine_cycles"};
 }
 
 }  // namespace flashtune::fit

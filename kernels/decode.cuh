@@ -52,9 +52,10 @@ struct DecodeParams {
 // block's four warps walk 16 rows x the splits while the other SMs idle, where the combine kernel
 // spreads them over blocks); docs/results/h100-decode-stream-flags-*.txt.
 enum DecodeFlags : int {
-  kDecodeEvictFirst = 1,    // K/V cp.async with an L2 evict-first policy
-  kDecodePrefetch256 = 2,   // and the L2::256B prefetch size
-  kDecodeFusedCombine = 4,  // the last block of each (kv entry, row tile) combines the splits
+  kDecodeEvictFirst = 1,      // K/V cp.async with an L2 evict-first policy
+  kDecodePrefetch256 = 2,     // and the L2::256B prefetch size
+  kDecodeFusedCombine = 4,    // the last block of each (kv entry, row tile) combines the splits
+  kDecodeClusterCombine = 8,  // the splits of a row tile are one cluster and merge in it (sm_90)
 };
 
 namespace decode_detail {
@@ -411,6 +412,68 @@ struct SimtMath {
   }
 };
 
+// ---- the cluster combine (sm_90: distributed shared memory) -------------------------------------
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+// Every thread of every block of the cluster: release this block's shared-memory writes, acquire the
+// others'.
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+// The shared-memory address `local` of this block as block `rank` of the cluster holds it.
+__device__ __forceinline__ uint32_t cluster_map(uint32_t local, int rank) {
+  uint32_t remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(local), "r"(rank));
+  return remote;
+}
+__device__ __forceinline__ float cluster_load(uint32_t remote) {
+  float x;
+  asm volatile("ld.shared::cluster.f32 %0, [%1];\n" : "=f"(x) : "r"(remote) : "memory");
+  return x;
+}
+
+// The splits of one (kv entry, row tile) are the blocks of one cluster, split = rank. Each block
+// left its partial (O [Br, d] fp32 at o_local, (max, sum) per row at ml_local) in its shared
+// memory; block `split` merges its slice of the tile's valid (row, column) outputs over every rank
+// (all loads first: one round trip of the SM-to-SM network) and writes O. The second barrier keeps
+// every block's shared memory alive until the others are done reading it.
+template <int D, int BR, int DT, int THREADS>
+__device__ __forceinline__ void cluster_combine(const DecodeParams& p, uint32_t o_local, uint32_t ml_local,
+                                                long long b, int hkv, int row0, int split, int tid) {
+  constexpr int kMax = traits::Decode::kMaxClusterSplits;
+  cluster_sync();
+  const int n = min(BR, p.rows - row0) * D;
+  const int per = (n + p.splits - 1) / p.splits;
+  const int end = min(n, (split + 1) * per);
+  for (int idx = split * per + tid; idx < end; idx += THREADS) {
+    const int r = idx / D, col = idx - r * D;
+    float m[kMax], l[kMax], o[kMax];
+#pragma unroll
+    for (int s = 0; s < kMax; ++s) {
+      if (s < p.splits) {
+        const uint32_t ml = cluster_map(ml_local + 8u * r, s);
+        m[s] = cluster_load(ml);
+        l[s] = cluster_load(ml + 4u);
+        o[s] = cluster_load(cluster_map(o_local + 4u * (r * D + col), s));
+      }
+    }
+    float mx = -INFINITY;
+#pragma unroll
+    for (int s = 0; s < kMax; ++s)
+      if (s < p.splits) mx = fmaxf(mx, m[s]);
+    float sum = 0.0f, acc = 0.0f;
+#pragma unroll
+    for (int s = 0; s < kMax; ++s)
+      if (s < p.splits) {
+        const float f = mx == -INFINITY ? 0.0f : weight(m[s], mx);
+        sum = fmaf(f, l[s], sum);
+        acc = fmaf(f, o[s], acc);
+      }
+    store_elem<DT>(p.o, operand_offset(p.os, b, query_row(p, hkv, row0 + r)) + col, sum > 0.0f ? acc / sum : 0.0f);
+  }
+  cluster_sync();
+}
+#endif
+
 // Ticket of one (kv entry, row tile): the word holds this launch's id in its high 48 bits and the
 // partials written so far in its low 16 (a word of another launch, or never written, counts 0).
 // Returns whether the caller's partial is the last; the last resets the word to 0, so a graph
@@ -482,11 +545,17 @@ __global__ void __launch_bounds__(traits::Decode::kThreads, 1) decode_split_kern
   // The combine kernel, launched as this grid's programmatic dependent, may be scheduled once every
   // block of this grid has started (it waits for this grid's completion before reading): its
   // launch latency hides behind this grid's run instead of following it.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+#endif
   const uint32_t sbase = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
   const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid % 32;
-  const int row_tile = static_cast<int>(blockIdx.x % static_cast<unsigned>(p.row_tiles));
-  const int split = static_cast<int>(blockIdx.x / static_cast<unsigned>(p.row_tiles));
+  // Row tile fastest (the row tiles of a chunk share its K/V through L2), or split fastest where the
+  // splits of a row tile are one cluster (its rank = the split).
+  const bool in_cluster = (p.flags & kDecodeClusterCombine) != 0;
+  const unsigned fast = static_cast<unsigned>(in_cluster ? p.splits : p.row_tiles);
+  const int row_tile = static_cast<int>(in_cluster ? blockIdx.x / fast : blockIdx.x % fast);
+  const int split = static_cast<int>(in_cluster ? blockIdx.x % fast : blockIdx.x / fast);
   const unsigned kv_entry = blockIdx.y;
   const unsigned b = kv_entry / static_cast<unsigned>(p.kv_heads);
   const int hkv = static_cast<int>(kv_entry - b * static_cast<unsigned>(p.kv_heads));
@@ -585,6 +654,14 @@ __global__ void __launch_bounds__(traits::Decode::kThreads, 1) decode_split_kern
     if (p.splits == 1) {
       const dd::QueryRow q = dd::query_row(p, hkv, row0 + r);
       dd::store_elem<DT>(p.o, dd::operand_offset(p.os, b, q) + col, sum > 0.0f ? acc / sum : 0.0f);
+    } else if (in_cluster) {
+      // Over warp 0's merge slot: this thread alone read (r, col) of it, above.
+      reinterpret_cast<float*>(smem + Tr::cluster_o_base(c))[r * D + col] = acc;
+      if (col == 0) {
+        float* const ml = reinterpret_cast<float*>(smem + Tr::cluster_ml_base(c));
+        ml[2 * r] = mx;
+        ml[2 * r + 1] = sum;
+      }
     } else {
       float* const part =
           p.work + ((static_cast<long long>(kv_entry) * p.row_tiles * BR + row0 + r) * p.splits + split) * (D + 2);
@@ -594,6 +671,15 @@ __global__ void __launch_bounds__(traits::Decode::kThreads, 1) decode_split_kern
         part[1] = sum;
       }
     }
+  }
+  if (p.splits > 1 && in_cluster) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    dd::cluster_combine<D, BR, DT, Tr::kThreads>(p, sbase + Tr::cluster_o_base(c), sbase + Tr::cluster_ml_base(c), b,
+                                                 hkv, row0, split, tid);
+#else
+    __trap();  // the launch asks for the cluster only of a binary built for sm_90 or later
+#endif
+    return;
   }
   if (p.splits == 1 || !(p.flags & kDecodeFusedCombine)) return;
 
@@ -634,7 +720,10 @@ __global__ void __launch_bounds__(32 * kCombineWarps) decode_combine_kernel(cons
   __shared__ float weights[kCombineWarps][traits::Decode::kMaxSplits];
   // Launched as a programmatic dependent of the split kernel: wait until that grid has finished
   // and its partials are visible.
+  // (Before sm_90 no launch is programmatic and the stream orders the two kernels by itself.)
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
   const int warp = static_cast<int>(threadIdx.x / 32), lane = static_cast<int>(threadIdx.x % 32);
   const long long id = static_cast<long long>(blockIdx.x) * kCombineWarps + warp;
   if (id >= combine_warps<D>(p.kv_entries, p.rows)) return;

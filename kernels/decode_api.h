@@ -75,12 +75,21 @@ class DecodeKernel {
   virtual cudaError_t launch_decode(const DecodeProblem& p, int splits, cudaStream_t stream) const = 0;
   // The split count launch_decode(p, 0) uses on this device.
   virtual int default_splits(const DecodeProblem& p, const DeviceLimits& dev) const = 0;
+  // Whether launch_decode(p, splits) on the current device merges the splits inside a thread-block
+  // cluster (traits::Decode::cluster_combine) rather than with the combine kernel: what a timing
+  // records, so that the model predicts the combine that ran.
+  virtual bool combines_in_cluster(const DecodeProblem& p, int splits) const = 0;
+  // Clusters of `cluster_blocks` (2..16) blocks of this kernel the current device runs at once
+  // (cudaOccupancyMaxActiveClusters); 0 where it runs none or the binary has no cluster path. At
+  // one block per SM, what a GPU spec's clusters_at_once_one_block_per_sm records.
+  virtual int clusters_at_once(int cluster_blocks) const = 0;
 };
 
 namespace kernels {
 // DecodeFlags forced on every launch of this process by FLASHTUNE_DECODE_FLAGS (experiments: 1
-// evict-first, 2 with the 256-byte prefetch, 4 the combine in the split kernel); -1 where unset:
-// the launch picks (traits::Decode::evict_first).
+// evict-first, 2 with the 256-byte prefetch, 4 the combine in the split kernel, 8 the cluster
+// combine where it fits); -1 where unset: the launch picks (traits::Decode::evict_first, and the
+// cluster combine where it fits).
 int decode_flags();
 // Whether a launch of `p` on a GPU of `l2_bytes` streams K/V with the evict-first policy (the
 // forced flags, else the traits' rule): what a timing records, so that the model predicts the

@@ -145,7 +145,10 @@ class DecodeKernelInstance final : public KernelInstance, public DecodeKernel {
       if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device) != cudaSuccess) return cudaErrorInvalidDevice;
       dp.flags = decode_streams_evict_first(p, l2) ? kDecodeEvictFirst : 0;
     }
-    const long long work_floats = Tr::workspace_floats(config_, s);
+    // The cluster combine unless forced flags leave it out (FLASHTUNE_DECODE_FLAGS, experiments).
+    const bool cluster = ((dp.flags & kDecodeClusterCombine) != 0 || decode_flags() < 0) && clusters_fit(device, s);
+    dp.flags = cluster ? (dp.flags | kDecodeClusterCombine) & ~kDecodeFusedCombine : dp.flags & ~kDecodeClusterCombine;
+    const long long work_floats = cluster ? 0 : Tr::workspace_floats(config_, s);
     void* w = nullptr;
     if (work_floats > 0) {
       // The tickets (8-byte words) first, then the partials.
@@ -160,8 +163,17 @@ class DecodeKernelInstance final : public KernelInstance, public DecodeKernel {
     }
     const dim3 grid(static_cast<unsigned>(s.row_tiles * s.splits), static_cast<unsigned>(s.kv_entries));
     void* args[] = {&dp};
-    cudaError_t e = cudaLaunchKernel(reinterpret_cast<const void*>(split_), grid, dim3(Tr::kThreads), args,
-                                     static_cast<std::size_t>(Tile::kSmemBytes), stream);
+    cudaError_t e = cudaSuccess;
+    if (cluster) {
+      cudaLaunchConfig_t cfg = cluster_launch(s, stream);
+      cudaLaunchAttribute attr = cluster_attribute(s.splits);
+      cfg.attrs = &attr;
+      cfg.numAttrs = 1;
+      e = cudaLaunchKernelExC(&cfg, reinterpret_cast<const void*>(split_), args);
+    } else {
+      e = cudaLaunchKernel(reinterpret_cast<const void*>(split_), grid, dim3(Tr::kThreads), args,
+                           static_cast<std::size_t>(Tile::kSmemBytes), stream);
+    }
     if (e == cudaSuccess && dp.work && !dp.tickets) {
       const long long warps = combine_warps<D>(s.kv_entries, s.rows);
       // A programmatic dependent launch: the combine's blocks are scheduled while the split
@@ -186,13 +198,114 @@ class DecodeKernelInstance final : public KernelInstance, public DecodeKernel {
     return e;
   }
 
+  int clusters_at_once(int cluster_blocks) const override {
+    int device = 0;
+    if (cudaGetDevice(&device) != cudaSuccess || cluster_blocks < 2 || cluster_blocks > Tr::kMaxClusterSplits ||
+        device < 0 || device >= kMaxDevices)
+      return 0;
+    Tr::Shape s{};
+    s.splits = cluster_blocks;
+    s.row_tiles = 1;
+    s.kv_entries = 1;
+    s.blocks = cluster_blocks;
+    std::lock_guard<std::mutex> lock(cluster_mutex_);
+    int& known = cluster_fit_[device][cluster_blocks];
+    if (known == 0) known = query_cluster_capacity(device, s) ? 1 : -1;
+    return known > 0 ? static_cast<int>(cluster_capacity_[device][cluster_blocks]) : 0;
+  }
+
+  bool combines_in_cluster(const DecodeProblem& p, int splits) const override {
+    int device = 0;
+    if (cudaGetDevice(&device) != cudaSuccess || (decode_flags() >= 0 && !(decode_flags() & kDecodeClusterCombine)))
+      return false;
+    if (splits <= 0) {
+      DeviceLimits dev;
+      if (cudaDeviceGetAttribute(&dev.sm_count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) return false;
+      splits = default_splits(p, dev);
+    }
+    return clusters_fit(device, Tr::shape(config_, p.batch, p.q_heads, p.kv_group, p.nq, p.keys, splits));
+  }
+
   KernelResources resources() const override {
     return kernel_resources(reinterpret_cast<const void*>(split_), Tile::kSmemBytes, Tr::kThreads);
   }
 
  private:
+  cudaLaunchConfig_t cluster_launch(const Tr::Shape& s, cudaStream_t stream) const {
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = dim3(static_cast<unsigned>(s.row_tiles * s.splits), static_cast<unsigned>(s.kv_entries));
+    cfg.blockDim = dim3(Tr::kThreads);
+    cfg.dynamicSmemBytes = static_cast<std::size_t>(Tile::kSmemBytes);
+    cfg.stream = stream;
+    return cfg;
+  }
+  static cudaLaunchAttribute cluster_attribute(int splits) {
+    cudaLaunchAttribute attr{};
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = static_cast<unsigned>(splits);
+    attr.val.clusterDim.y = 1;
+    attr.val.clusterDim.z = 1;
+    return attr;
+  }
+
+  // Whether the splits of this launch merge in a cluster (traits::Decode::cluster_combine): a
+  // device of compute capability 9.0 or later running this kernel from sm_90 code (the cluster
+  // path is compiled for nothing older), and clusters of `splits` blocks co-scheduled at least as
+  // many at a time as the grid's blocks would run without them (in whole clusters): a GPC holds a
+  // cluster's blocks, so large clusters can leave SMs idle. Asked once per (device, splits).
+  bool clusters_fit(int device, const Tr::Shape& s) const {
+    if (s.splits < 2 || s.splits > Tr::kMaxClusterSplits || device < 0 || device >= kMaxDevices) return false;
+    std::lock_guard<std::mutex> lock(cluster_mutex_);
+    int& known = cluster_fit_[device][s.splits];
+    if (known == 0) known = query_cluster_capacity(device, s) ? 1 : -1;
+    if (known < 0) return false;
+    return Tr::cluster_combine(cc_[device], s.splits, per_sm_[device], s.blocks, sms_[device],
+                               cluster_capacity_[device][s.splits]);
+  }
+  bool query_cluster_capacity(int device, const Tr::Shape& s) const {
+    int major = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) return false;
+    cudaFuncAttributes fa{};
+    if (cudaFuncGetAttributes(&fa, reinterpret_cast<const void*>(split_)) != cudaSuccess) return false;
+    if (major < 9 || fa.ptxVersion < 90 || fa.binaryVersion < 90) return false;
+    const void* f = reinterpret_cast<const void*>(split_);
+    if (Tile::kSmemBytes > 48 * 1024 &&
+        cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, Tile::kSmemBytes) != cudaSuccess)
+      return false;
+    if (s.splits > 8 && cudaFuncSetAttribute(f, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return false;
+    }
+    int sms = 0, per_sm = 0, clusters = 0;
+    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, f, Tr::kThreads, Tile::kSmemBytes) != cudaSuccess)
+      return false;
+    Tr::Shape one = s;
+    one.row_tiles = 1;
+    one.kv_entries = 1;
+    cudaLaunchConfig_t cfg = cluster_launch(one, nullptr);
+    cudaLaunchAttribute attr = cluster_attribute(s.splits);
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+    if (cudaOccupancyMaxActiveClusters(&clusters, f, &cfg) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return false;
+    }
+    cluster_capacity_[device][s.splits] = clusters;
+    cc_[device] = 10 * major;
+    sms_[device] = sms;
+    per_sm_[device] = per_sm;
+    return clusters > 0;
+  }
+
+  static constexpr int kMaxDevices = 16;
   TileConfig config_ = Tile::kConfig;
   SplitFn split_;
+  mutable std::mutex cluster_mutex_;
+  mutable int cluster_fit_[kMaxDevices][Tr::kMaxClusterSplits + 1] = {};           // 0 unknown, 1 yes, -1 never
+  mutable long long cluster_capacity_[kMaxDevices][Tr::kMaxClusterSplits + 1] = {};  // clusters at a time
+  mutable int cc_[kMaxDevices] = {}, per_sm_[kMaxDevices] = {};                       // 90 for 9.0; blocks per SM
+  mutable long long sms_[kMaxDevices] = {};
 };
 
 template <int D, int BR, int BC, Layout L, int DT, int STAGES, int QSMEM>

@@ -131,6 +131,13 @@ struct Coefficients {
   // split kernel's sweeps. One warp per row took 527 cycles per split, this one 136.
   double combine_cycles = 14673.0;
   double combine_split_cycles = 136.3;
+  // The combine inside a thread-block cluster (traits::Decode::cluster_combine, 2..16 splits on
+  // sm_90): the cluster barrier, one round of distributed-shared-memory loads and O's store after
+  // the slowest split of the row tile; no workspace, no second kernel. Fitted (--free
+  // cluster_combine_cycles) on the H100's bf16 and fp32 sweeps of the cluster combine
+  // (docs/results/h100-decode-sweep-{bf16,fp32}-write-cluster.jsonl): ~6 us, 1-3 us less than the
+  // combine kernel's fixed part at the same splits, not the cluster barrier's ~1 us alone.
+  double cluster_combine_cycles = 11562.0;
   // Cycles a warp's tile costs per 16-byte copy (cp.async) of its K and V per lane, counted from the
   // 32 of the bf16 d = 128 tile that the per-tile fixed part (model/decode_model.cpp) was measured
   // on: a d = 64 tile copies 16 and streams faster per byte than that fixed part alone allowed (its
@@ -145,7 +152,7 @@ struct CoefficientInfo {
 };
 
 // Name <-> member table for profile I/O and, later, fitting (stable order).
-inline constexpr std::array<CoefficientInfo, 26> coefficient_table() {
+inline constexpr std::array<CoefficientInfo, 27> coefficient_table() {
   return {{
       {"fp32_efficiency", &Coefficients::fp32_efficiency, 0.01, 1.0},
       {"sfu_efficiency", &Coefficients::sfu_efficiency, 0.01, 1.0},
@@ -173,13 +180,14 @@ inline constexpr std::array<CoefficientInfo, 26> coefficient_table() {
       {"combine_cycles", &Coefficients::combine_cycles, 0.0, 1e6},
       {"combine_split_cycles", &Coefficients::combine_split_cycles, 0.0, 1e5},
       {"decode_copy_cycles", &Coefficients::decode_copy_cycles, 0.0, 1e4},
+      {"cluster_combine_cycles", &Coefficients::cluster_combine_cycles, 0.0, 1e5},
   }};
 }
 
 // The decode family's own coefficients (read by model/decode_model.cpp only).
 inline bool decode_only_coefficient(const char* name) {
   for (const char* d : {"stream_dram_efficiency", "stream_knee_blocks", "cold_l2_dirty_fraction", "decode_block_cycles",
-                        "combine_cycles", "combine_split_cycles", "decode_copy_cycles"})
+                        "combine_cycles", "combine_split_cycles", "decode_copy_cycles", "cluster_combine_cycles"})
     if (std::string_view(name) == d) return true;
   return false;
 }

@@ -138,7 +138,13 @@ DecodePrediction predict_decode(const Workload& w, const TileConfig& c, const Gp
   total = std::max(total, l2_t + block_cost);
   p.split_kernel_s = total;
   p.bound = l2_t > std::max(dram_t, stream_t) ? "l2" : dram_t >= stream_t ? "dram" : "stream";
-  if (s.splits > 1) {
+  const bool in_cluster = s.splits >= 2 && s.splits <= Decode::kMaxClusterSplits && run.cluster_combine.value_or(Decode::cluster_combine(
+      gpu.compute_capability(), s.splits, occ.blocks_per_sm, s.blocks, gpu.sm_count, gpu.max_active_clusters(s.splits)));
+  if (in_cluster) {
+    // The splits of a row tile merge in their cluster's shared memory after the slowest of them.
+    p.cluster_combine = true;
+    p.combine_s = k.cluster_combine_cycles / clock;
+  } else if (s.splits > 1) {
     // The partials (max, sum and d floats of O per packed row and split), written by the split
     // kernel and read by the combine through L2; the combine's fixed part and its walk over the splits.
     p.workspace_bytes = 4.0 * double(kv_entries) * s.rows * s.splits * (c.d + 2.0);

@@ -44,6 +44,7 @@ struct DecodePrediction {
   double dram_bytes = 0, l2_bytes = 0, workspace_bytes = 0;
   double stream_bytes_per_s_per_block = 0;  // R_block
   double split_kernel_s = 0, combine_s = 0, launch_s = 0, time_s = 0;
+  bool cluster_combine = false;  // the splits merge inside their cluster (no workspace, no combine kernel)
   std::string bound;  // "dram", "stream" (too few blocks for the bandwidth, or the SIMT math per tile), "l2"
 };
 
@@ -57,6 +58,10 @@ struct DecodeRunState {
   // tuner/timing_harness.h L2Flush::Write, every profile's method) that are written back beside its
   // first reads; false after the read flush, clean lines only.
   bool dirty_l2 = true;
+  // Whether a launch of 2..16 splits merges them inside a thread-block cluster; unset, the traits'
+  // rule for the GPU (traits::Decode::cluster_combine: what the launch does where the device
+  // co-schedules the clusters). False for timings of the kernels before the cluster combine.
+  std::optional<bool> cluster_combine;
 };
 
 // Workload: B = batch x query heads, N = query rows per head, kv_len keys, kv_group query heads

@@ -185,6 +185,18 @@ GpuSpec gpu_spec_from_json(const json& doc, const std::string& path) {
                              std::pair{"fp16_tensor_flops_per_clock_per_sm", &s.fp16_tensor_flops_per_clock_per_sm}}) {
     *rate = doc.contains(field) ? nonnegative_number_figure(doc, path, field) : 0.0;
   }
+  if (doc.contains("clusters_at_once_one_block_per_sm")) {
+    const json& v = figure(doc, path, "clusters_at_once_one_block_per_sm");
+    const std::string what = "field 'clusters_at_once_one_block_per_sm.value' must be an array of 15 integers in [0, "
+                             "sm_count] (clusters of 2..16 blocks)";
+    if (!v.is_array() || v.size() != 15) fail(path, what);
+    s.clusters_at_once.assign(2, 0);
+    for (const json& n : v) {
+      const auto x = json_integer_in(n, 0, s.sm_count);
+      if (!x) fail(path, what);
+      s.clusters_at_once.push_back(static_cast<int>(*x));
+    }
+  }
   if (s.compute_capability() < kTensorCoreMinComputeCapability && s.tf32_tensor_flops_per_clock_per_sm > 0)
     fail(path, "field 'tf32_tensor_flops_per_clock_per_sm.value' must be 0 below compute capability 8.0 (no TF32 "
                "tensor cores), the sheet says " + std::to_string(s.cc_major) + "." + std::to_string(s.cc_minor));

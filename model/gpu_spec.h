@@ -58,6 +58,11 @@ struct GpuSpec {
   std::optional<double> dram_bandwidth_measured_gbs;
   std::optional<double> fp32_measured_tflops;
   std::optional<double> tf32_measured_tflops;  // a TF32 tensor-core matrix product (cuBLAS)
+  // Thread-block clusters of n blocks (n = 2..16) the GPU runs at once when one block fills an SM
+  // (cudaOccupancyMaxActiveClusters: a cluster's blocks share a GPC, so its SM count sets them);
+  // measured, optional. Empty: the model assumes no cluster fits (no decode cluster combine).
+  std::vector<int> clusters_at_once;  // index n; 0 below 2
+  int max_active_clusters(int n) const { return n >= 0 && n < int(clusters_at_once.size()) ? clusters_at_once[n] : 0; }
 
   double clock_hz() const { return sm_clock_boost_mhz * 1e6; }
   // 2 FLOPs per FFMA lane per clock at the boost clock.

@@ -28,6 +28,7 @@
 #include "kernel_check_support.h"
 #include "kernels/decode_api.h"
 #include "kernels/reference.h"
+#include "kernels/traits/decode_traits.h"
 #include "kernels/registry.h"
 
 namespace flashtune {
@@ -182,6 +183,7 @@ TEST(KernelsDecode, EveryInstanceMatchesTheDoubleReference) {
   const auto kernels = decode_instances();
   if (kernels.empty()) GTEST_SKIP() << "no decode instance compiled (or none matches the filter)";
   testing_support::WorstByDtype worst;
+  int cluster_combines = 0, kernel_combines = 0;
   std::mt19937 rng(26);
   for (DType t : {DType::Fp32, DType::Bf16, DType::Fp16})
     for (int d : {64, 128}) {
@@ -235,9 +237,16 @@ TEST(KernelsDecode, EveryInstanceMatchesTheDoubleReference) {
           ASSERT_NE(dk, nullptr) << kern->name();
           const Support s = dk->can_run(p, dev);
           ASSERT_TRUE(s) << kern->name() << " " << describe(cs) << ": " << s.reason;
-          // The default split, one split (the block writes O) and the most splits the keys allow.
-          for (int splits : {0, 1, 1 << 20}) {
+          // The default split, one split (the block writes O), 2, 3 and 16 splits (on sm_90 a
+          // cluster of that many blocks merges them where traits::Decode::cluster_combine allows,
+          // 16 the largest, non-portable size) and the most splits the keys allow (the combine
+          // kernel past 16).
+          for (int splits : {0, 1, 2, 3, 16, 1 << 20}) {
             const std::string where = kern->name() + " " + describe(cs) + " splits=" + std::to_string(splits);
+            const int used = traits::Decode::shape(kern->config(), p.batch, p.q_heads, p.kv_group, p.nq, p.keys,
+                                                   splits > 0 ? splits : dk->default_splits(p, dev))
+                                 .splits;
+            if (used > 1) ++(dk->combines_in_cluster(p, used) ? cluster_combines : kernel_combines);
             CUDA_OK(cudaMemset(ob.ptr, 0xFF, nq_el * eb));  // NaN in every dtype
             CUDA_OK(dk->launch_decode(p, splits, nullptr));
             CUDA_OK(cudaDeviceSynchronize());
@@ -251,6 +260,10 @@ TEST(KernelsDecode, EveryInstanceMatchesTheDoubleReference) {
         }
       }
     }
+  // Both merges were checked: on sm_90 some launches combined inside their cluster.
+  EXPECT_GT(kernel_combines, 0);
+  if (dev.cc_major >= 9) EXPECT_GT(cluster_combines, 0);
+  std::printf("decode combines checked: %d in a cluster, %d by the combine kernel\n", cluster_combines, kernel_combines);
   testing_support::report_worst("decode", worst, dev);
 }
 

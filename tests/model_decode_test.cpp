@@ -327,6 +327,57 @@ TEST(DecodeModel, ReadFlushedTimingsCarryNoWriteBack) {
   }
 }
 
+// Hopper merges 2..16 splits inside their cluster (no workspace, the cluster's own combine term);
+// an Ampere spec, or a timing of the kernels before the cluster combine, goes through the combine
+// kernel; a sweep line says which ran, and a line without the field is the combine kernel's.
+TEST(DecodeModel, ClusterCombineOnHopperUpToSixteenSplits) {
+  model::GpuSpec hopper = h100();
+  // The H100's measured cluster capacity at one block per SM (configs/gpus/nvidia-h100-sxm.json).
+  hopper.clusters_at_once = {0, 0, 66, 44, 32, 22, 20, 16, 16, 14, 12, 10, 10, 8, 8, 8, 8};
+  const model::GpuSpec ampere = model::load_gpu_spec(std::string(FLASHTUNE_TEST_GPU_DIR) + "/nvidia-a100-sxm-80gb.json");
+  model::Coefficients k;
+  k.cluster_combine_cycles = 1000.0;
+  Workload w;
+  w.B = 32, w.N = 1, w.d = 128, w.dtype = DType::Bf16, w.kv_len = 8192, w.kv_group = 1;
+  const model::DecodePrediction in_cluster = model::predict_decode(w, bf16_d128(), hopper, k, 4);
+  EXPECT_TRUE(in_cluster.cluster_combine);
+  EXPECT_EQ(in_cluster.workspace_bytes, 0.0);
+  EXPECT_NEAR(in_cluster.combine_s, 1000.0 / hopper.clock_hz(), 1e-12);
+  model::DecodeRunState before;
+  before.cluster_combine = false;
+  const model::DecodePrediction kernel = model::predict_decode(w, bf16_d128(), hopper, k, 4, before);
+  EXPECT_FALSE(kernel.cluster_combine);
+  EXPECT_GT(kernel.workspace_bytes, 0.0);
+  EXPECT_NEAR(kernel.combine_s - in_cluster.combine_s,
+              2.0 * kernel.workspace_bytes / (hopper.l2_bytes_per_s() * k.l2_efficiency) +
+                  (k.combine_cycles + 4 * k.combine_split_cycles - 1000.0) / hopper.clock_hz(),
+              1e-12);
+  EXPECT_FALSE(model::predict_decode(w, bf16_d128(), ampere, k, 4).cluster_combine);
+  EXPECT_FALSE(model::predict_decode(w, bf16_d128(), hopper, k, 1).cluster_combine);
+  Workload longer = w;
+  longer.kv_len = 65536;
+  EXPECT_TRUE(model::predict_decode(longer, bf16_d128(), hopper, k, 16).cluster_combine);
+  EXPECT_FALSE(model::predict_decode(longer, bf16_d128(), hopper, k, 17).cluster_combine);
+
+  const std::string path = ::testing::TempDir() + "/cluster-sweep.jsonl";
+  {
+    std::ofstream f(path);
+    const std::string common =
+        R"("batch": 1, "q_heads": 32, "kv_heads": 32, "nq": 1, "keys": 8192, "d": 128, "dtype": "bf16", )"
+        R"("config": "decode/d128/br16xbc32/swizzled/bf16/s3", "median_ms": 0.058, "evict_first": true)";
+    f << "{" << common << R"(, "splits": 4})" << "\n{" << common << R"(, "splits": 4, "cluster_combine": true})"
+      << "\n{" << common << R"(, "splits": 4, "cluster_combine": false})" << "\n{" << common
+      << R"(, "splits": 1, "cluster_combine": false})" << "\n";
+  }
+  const fit::DecodeSweeps s = fit::load_decode_sweeps({path}, hopper);
+  ASSERT_EQ(s.data.points.size(), 4u);
+  EXPECT_EQ(s.data.points[0].decode_run.cluster_combine, std::optional<bool>(false));
+  EXPECT_EQ(s.data.points[1].decode_run.cluster_combine, std::optional<bool>(true));
+  EXPECT_EQ(s.data.points[2].decode_run.cluster_combine, std::optional<bool>(false));
+  // At one split the field says nothing about the splits the model may pick: the rule holds.
+  EXPECT_FALSE(s.data.points[3].decode_run.cluster_combine.has_value());
+}
+
 // The shipped H100 profile's coefficients (fitted on the tiled families; the decode ones at their
 // defaults) serve the decode family too.
 TEST(DecodeModel, AgainstTheH100SplitSweepsWithTheShippedProfile) {

@@ -22,7 +22,11 @@
 //            through shared memory; exact fp32 products (no TF32), fp32 softmax.
 //   combine  with splits > 1 each block writes its rows' (max, sum, unnormalised O) in fp32 to a
 //            workspace, and decode_combine_kernel merges the splits of each row and writes O in the
-//            dtype; with one split the block normalises and writes O itself.
+//            dtype; with one split the block normalises and writes O itself. On Hopper (sm_90) the
+//            splits of a row tile run as one thread-block cluster instead (up to 16 of them, split
+//            fastest in the grid): each block leaves its partial in its own shared memory and the
+//            cluster's blocks merge them through distributed shared memory after a cluster barrier,
+//            with no workspace, no second kernel and no wait for the whole grid (cluster_combine).
 //
 // Shared memory (bytes): Q rows [Br, d] (dtype for ldmatrix, fp32 pre-scaled for SIMT), then per
 // warp `stages` x (K tile, V tile) of [Bc, d] dtype rows whose 16-byte chunk c of row r sits at
@@ -110,8 +114,13 @@ struct Decode {
   }
   static constexpr int loop_bytes(const TileConfig& c) { return kWarps * (ring_bytes(c) + p_bytes(c)); }
   static constexpr int merge_bytes(const TileConfig& c) { return kWarps * c.Br * (c.d + 2) * 4; }
+  // The cluster combine's block partial: O [Br, d] fp32 over warp 0's merge slot (each element
+  // written by the thread that merged it), and (max, sum) per row after the merge area.
+  static constexpr int cluster_o_base(const TileConfig& c) { return merge_o_base(c, 0); }
+  static constexpr int cluster_ml_base(const TileConfig& c) { return q_bytes(c) + merge_bytes(c); }
+  static constexpr int epilogue_bytes(const TileConfig& c) { return merge_bytes(c) + c.Br * 8; }
   static constexpr int smem_bytes(const TileConfig& c) {
-    return q_bytes(c) + (loop_bytes(c) > merge_bytes(c) ? loop_bytes(c) : merge_bytes(c));
+    return q_bytes(c) + (loop_bytes(c) > epilogue_bytes(c) ? loop_bytes(c) : epilogue_bytes(c));
   }
 
   // ---- registers ---------------------------------------------------------------------------
@@ -149,6 +158,23 @@ struct Decode {
   };
   // The most chunks per K/V head (the combine kernel keeps one weight per split in shared memory).
   static constexpr int kMaxSplits = 1024;
+  // The most splits merged inside a thread-block cluster: 16 blocks, the largest (non-portable)
+  // cluster Hopper schedules.
+  static constexpr int kMaxClusterSplits = 16;
+  // Whether a launch merges its splits inside their cluster (the launch, kernels/decode_instance.cuh,
+  // and the model, model/decode_model.cpp, both ask this): sm_90 or later, 2..16 splits, one block per
+  // SM, and the GPU runs as many clusters of `splits` blocks at once (clusters_at_once: a cluster's
+  // blocks share a GPC, so GPCs whose SM count the size does not divide leave SMs out) as the grid
+  // would fill SMs in whole clusters without them. Else the combine kernel. Two blocks per SM are
+  // left out because a cluster may then double up on a GPC's SMs while others idle: on the H100 the
+  // d = 64 config (two blocks fit) ran 12 heads x 65536 keys at 11 splits 2.5 us slower in clusters.
+  // The H100 (132 SMs) runs 32 clusters of 3 at once but not 32 of 4 (docs/kernels.md, "decode").
+  static constexpr bool cluster_combine(int compute_capability, int splits, int blocks_per_sm, long long blocks,
+                                        long long sms, long long clusters_at_once) {
+    if (compute_capability < 90 || splits < 2 || splits > kMaxClusterSplits || blocks_per_sm != 1) return false;
+    const long long whole = sms - sms % splits;
+    return clusters_at_once * splits >= (blocks < whole ? blocks : whole);
+  }
   // splits_asked >= 1; the chunk is a whole number of block tiles, so the last chunk may be shorter.
   static constexpr Shape shape(const TileConfig& c, long long batch, int q_heads, int kv_group, long long nq,
                                long long keys, int splits_asked) {
