@@ -125,6 +125,29 @@ TEST(GpuSpec, IllTypedFieldIsNamed) {
   EXPECT_EQ(error_of([&] { load_gpu_spec(p); }), p + ": field 'sm_count.value' must be an integer");
 }
 
+// The measured cluster capacity (optional): the H200's loads by cluster size, a sheet without it
+// has none (the model then keeps the decode combine kernel), and a malformed one is named.
+TEST(GpuSpec, ClusterCapacityIsOptionalAndChecked) {
+  const GpuSpec h200 = load_gpu_spec(kDir + "/nvidia-h200.json");
+  EXPECT_EQ(h200.max_active_clusters(2), 66);
+  EXPECT_EQ(h200.max_active_clusters(4), 30);
+  EXPECT_EQ(h200.max_active_clusters(16), 7);
+  EXPECT_EQ(h200.max_active_clusters(1), 0);
+  EXPECT_EQ(h200.max_active_clusters(17), 0);
+  EXPECT_EQ(load_gpu_spec(kDir + "/nvidia-a100-sxm-80gb.json").max_active_clusters(2), 0);
+  TempDir t;
+  for (const char* bad : {R"([1, 2])", R"("many")", R"([66, 39, 30, 22, 17, 15, 15, 9, 7, 7, 7, 7, 7, 7, -1])",
+                          R"([66, 39, 30, 22, 17, 15, 15, 9, 7, 7, 7, 7, 7, 7, 999])"}) {
+    auto doc = shipped("nvidia-h200");
+    doc["clusters_at_once_one_block_per_sm"]["value"] = nlohmann::json::parse(bad);
+    const std::string p = t.write("x.json", doc.dump());
+    EXPECT_EQ(error_of([&] { load_gpu_spec(p); }),
+              p + ": field 'clusters_at_once_one_block_per_sm.value' must be an array of 15 integers in [0, sm_count] "
+                  "(clusters of 2..16 blocks)")
+        << bad;
+  }
+}
+
 TEST(GpuSpec, MalformedJsonGivesThePosition) {
   TempDir t;
   const std::string p = t.write("x.json", "{\n  \"schema_version\": 1,\n  \"name\": \"x\"\n  \"sm_count\": 3\n}\n");
