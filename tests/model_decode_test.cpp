@@ -364,14 +364,13 @@ TEST(DecodeModel, ReadFlushedTimingsCarryNoWriteBack) {
 // an Ampere spec, or a timing of the kernels before the cluster combine, goes through the combine
 // kernel; a sweep line says which ran, and a line without the field is the combine kernel's.
 TEST(DecodeModel, ClusterCombineOnHopperUpToSixteenSplits) {
-  model::GpuSpec hopper = h100();
-  // The H100's measured cluster capacity at one block per SM (configs/gpus/nvidia-h100-sxm.json).
-  hopper.clusters_at_once = {0, 0, 66, 44, 32, 22, 20, 16, 16, 14, 12, 10, 10, 8, 8, 8, 8};
+  const model::GpuSpec hopper = h100();  // with its measured cluster capacity (30 clusters of 4, 7 of 16)
+  ASSERT_EQ(hopper.max_active_clusters(4), 30);
   const model::GpuSpec ampere = model::load_gpu_spec(std::string(FLASHTUNE_TEST_GPU_DIR) + "/nvidia-a100-sxm-80gb.json");
   model::Coefficients k;
   k.cluster_combine_cycles = 1000.0;
-  Workload w;
-  w.B = 32, w.N = 1, w.d = 128, w.dtype = DType::Bf16, w.kv_len = 8192, w.kv_group = 1;
+  Workload w;  // 8 K/V heads of 4 query heads each, one row: 8 x splits blocks of one per SM
+  w.B = 32, w.N = 1, w.d = 128, w.dtype = DType::Bf16, w.kv_len = 8192, w.kv_group = 4;
   const model::DecodePrediction in_cluster = model::predict_decode(w, bf16_d128(), hopper, k, 4);
   EXPECT_TRUE(in_cluster.cluster_combine);
   EXPECT_EQ(in_cluster.workspace_bytes, 0.0);
@@ -387,10 +386,22 @@ TEST(DecodeModel, ClusterCombineOnHopperUpToSixteenSplits) {
               1e-12);
   EXPECT_FALSE(model::predict_decode(w, bf16_d128(), ampere, k, 4).cluster_combine);
   EXPECT_FALSE(model::predict_decode(w, bf16_d128(), hopper, k, 1).cluster_combine);
+  // 8 clusters of 8 fit (15 at once); 8 of 16 do not (7 at once): the combine kernel, as measured.
   Workload longer = w;
   longer.kv_len = 65536;
-  EXPECT_TRUE(model::predict_decode(longer, bf16_d128(), hopper, k, 16).cluster_combine);
+  EXPECT_TRUE(model::predict_decode(longer, bf16_d128(), hopper, k, 8).cluster_combine);
+  EXPECT_FALSE(model::predict_decode(longer, bf16_d128(), hopper, k, 16).cluster_combine);
   EXPECT_FALSE(model::predict_decode(longer, bf16_d128(), hopper, k, 17).cluster_combine);
+  // 32 K/V heads x 4 splits fill 128 SMs, and 30 clusters of 4 cover 120 of them: the combine kernel.
+  Workload mha = w;
+  mha.kv_group = 1;
+  EXPECT_FALSE(model::predict_decode(mha, bf16_d128(), hopper, k, 4).cluster_combine);
+  EXPECT_TRUE(model::predict_decode(mha, bf16_d128(), hopper, k, 3).cluster_combine);  // 32 of 3: 39 at once
+  // Two blocks per SM (bf16 d = 64 s3): never in a cluster.
+  Workload d64 = w;
+  d64.d = 64;
+  const TileConfig two_per_sm{Variant::Decode, 64, 16, 32, Layout::Swizzled, DType::Bf16, 3, false};
+  EXPECT_FALSE(model::predict_decode(d64, two_per_sm, hopper, k, 4).cluster_combine);
 
   const std::string path = ::testing::TempDir() + "/cluster-sweep.jsonl";
   {
