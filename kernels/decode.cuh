@@ -709,6 +709,12 @@ __global__ void __launch_bounds__(traits::Decode::kThreads, 1) decode_split_kern
 // round trips per warp, on a handful of SMs. Each of a row's warps derives the row's split weights
 // itself (a few loads of the same lines) rather than exchanging them across warps.
 inline constexpr int kCombineWarps = 4;
+// Up to this many splits a lane holds every split's (max, sum, column) in registers and issues all
+// their loads before any arithmetic; more, and the lanes read the (max, sum) side by side and walk
+// the columns with eight loads in flight. H100, L2 flushed by reads, 134 MB: the combine costs
+// 3.2-3.3 us of a 53 us call at 4 and 16 splits (the call without it: 49.7-50.3 us,
+// docs/results/h100-decode-combine-cost.jsonl).
+inline constexpr int kCombineRegisterSplits = 16;
 template <int D>
 constexpr long long combine_warps(long long kv_entries, long long rows) {
   return kv_entries * rows * (D / 32);
@@ -718,12 +724,6 @@ __global__ void __launch_bounds__(32 * kCombineWarps) decode_combine_kernel(cons
   namespace dd = decode_detail;
   constexpr int kColumnBlocks = D / 32;
   __shared__ float weights[kCombineWarps][traits::Decode::kMaxSplits];
-  // Launched as a programmatic dependent of the split kernel: wait until that grid has finished
-  // and its partials are visible.
-  // (Before sm_90 no launch is programmatic and the stream orders the two kernels by itself.)
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;\n" ::: "memory");
-#endif
   const int warp = static_cast<int>(threadIdx.x / 32), lane = static_cast<int>(threadIdx.x % 32);
   const long long id = static_cast<long long>(blockIdx.x) * kCombineWarps + warp;
   if (id >= combine_warps<D>(p.kv_entries, p.rows)) return;
@@ -733,6 +733,41 @@ __global__ void __launch_bounds__(32 * kCombineWarps) decode_combine_kernel(cons
   const int r = static_cast<int>(row_id - kv_entry * p.rows);
   const long long stride = D + 2;
   const float* const part = p.work + (kv_entry * p.row_tiles * BR + r) * p.splits * stride;
+  const long long b = kv_entry / p.kv_heads;
+  const int hkv = static_cast<int>(kv_entry - b * p.kv_heads);
+  const long long at = dd::operand_offset(p.os, b, dd::query_row(p, hkv, r));
+  // Launched as a programmatic dependent of the split kernel: the addresses above are computed while
+  // that grid runs; wait here until it has finished and its partials are visible.
+  // (Before sm_90 no launch is programmatic and the stream orders the two kernels by itself.)
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
+  if (p.splits <= kCombineRegisterSplits) {
+    // Every split's (max, sum) and this lane's column issued at once, then the arithmetic: one L2
+    // round trip after the wait instead of two (the maxima, then the weighted columns).
+    float m[kCombineRegisterSplits], l[kCombineRegisterSplits], o[kCombineRegisterSplits];
+#pragma unroll
+    for (int s = 0; s < kCombineRegisterSplits; ++s)
+      if (s < p.splits) {
+        m[s] = part[s * stride];
+        l[s] = part[s * stride + 1];
+        o[s] = part[s * stride + 2 + col];
+      }
+    float mx = -INFINITY;
+#pragma unroll
+    for (int s = 0; s < kCombineRegisterSplits; ++s)
+      if (s < p.splits) mx = fmaxf(mx, m[s]);
+    float sum = 0.0f, acc = 0.0f;
+#pragma unroll
+    for (int s = 0; s < kCombineRegisterSplits; ++s)
+      if (s < p.splits) {
+        const float f = mx == -INFINITY ? 0.0f : dd::weight(m[s], mx);
+        sum = fmaf(f, l[s], sum);
+        acc = fmaf(f, o[s], acc);
+      }
+    dd::store_elem<DT>(p.o, at + col, sum > 0.0f ? acc / sum : 0.0f);
+    return;
+  }
   float mx = -INFINITY;
   for (int s = lane; s < p.splits; s += 32) mx = fmaxf(mx, part[s * stride]);
 #pragma unroll
@@ -749,9 +784,6 @@ __global__ void __launch_bounds__(32 * kCombineWarps) decode_combine_kernel(cons
   float acc = 0.0f;
 #pragma unroll 8
   for (int s = 0; s < p.splits; ++s) acc = fmaf(weights[warp][s], part[s * stride + 2 + col], acc);
-  const long long b = kv_entry / p.kv_heads;
-  const int hkv = static_cast<int>(kv_entry - b * p.kv_heads);
-  const long long at = dd::operand_offset(p.os, b, dd::query_row(p, hkv, r));
   const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
   dd::store_elem<DT>(p.o, at + col, acc * inv);
 }
