@@ -412,6 +412,27 @@ struct SimtMath {
   }
 };
 
+// The merge of up to N splits' partials of one output (max in log2 units, sum, unnormalised O), all
+// already in registers: O = sum_s w_s O_s / sum_s w_s l_s with w_s = 2^(m_s - max); 0 where no
+// split saw a key.
+template <int N>
+__device__ __forceinline__ float merge_splits(const float (&m)[N], const float (&l)[N], const float (&o)[N],
+                                              int splits) {
+  float mx = -INFINITY;
+#pragma unroll
+  for (int s = 0; s < N; ++s)
+    if (s < splits) mx = fmaxf(mx, m[s]);
+  float sum = 0.0f, acc = 0.0f;
+#pragma unroll
+  for (int s = 0; s < N; ++s)
+    if (s < splits) {
+      const float f = mx == -INFINITY ? 0.0f : weight(m[s], mx);
+      sum = fmaf(f, l[s], sum);
+      acc = fmaf(f, o[s], acc);
+    }
+  return sum > 0.0f ? acc / sum : 0.0f;
+}
+
 // ---- the cluster combine (sm_90: distributed shared memory) -------------------------------------
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 // Every thread of every block of the cluster: release this block's shared-memory writes, acquire the
@@ -456,19 +477,7 @@ __device__ __forceinline__ void cluster_combine(const DecodeParams& p, uint32_t 
         o[s] = cluster_load(cluster_map(o_local + 4u * (r * D + col), s));
       }
     }
-    float mx = -INFINITY;
-#pragma unroll
-    for (int s = 0; s < kMax; ++s)
-      if (s < p.splits) mx = fmaxf(mx, m[s]);
-    float sum = 0.0f, acc = 0.0f;
-#pragma unroll
-    for (int s = 0; s < kMax; ++s)
-      if (s < p.splits) {
-        const float f = mx == -INFINITY ? 0.0f : weight(m[s], mx);
-        sum = fmaf(f, l[s], sum);
-        acc = fmaf(f, o[s], acc);
-      }
-    store_elem<DT>(p.o, operand_offset(p.os, b, query_row(p, hkv, row0 + r)) + col, sum > 0.0f ? acc / sum : 0.0f);
+    store_elem<DT>(p.o, operand_offset(p.os, b, query_row(p, hkv, row0 + r)) + col, merge_splits(m, l, o, p.splits));
   }
   cluster_sync();
 }
@@ -753,19 +762,7 @@ __global__ void __launch_bounds__(32 * kCombineWarps) decode_combine_kernel(cons
         l[s] = part[s * stride + 1];
         o[s] = part[s * stride + 2 + col];
       }
-    float mx = -INFINITY;
-#pragma unroll
-    for (int s = 0; s < kCombineRegisterSplits; ++s)
-      if (s < p.splits) mx = fmaxf(mx, m[s]);
-    float sum = 0.0f, acc = 0.0f;
-#pragma unroll
-    for (int s = 0; s < kCombineRegisterSplits; ++s)
-      if (s < p.splits) {
-        const float f = mx == -INFINITY ? 0.0f : dd::weight(m[s], mx);
-        sum = fmaf(f, l[s], sum);
-        acc = fmaf(f, o[s], acc);
-      }
-    dd::store_elem<DT>(p.o, at + col, sum > 0.0f ? acc / sum : 0.0f);
+    dd::store_elem<DT>(p.o, at + col, dd::merge_splits(m, l, o, p.splits));
     return;
   }
   float mx = -INFINITY;
