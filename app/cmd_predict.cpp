@@ -189,8 +189,11 @@ void print_details(const Row& r) {
   for (model::Pipe q : model::kAllPipes) std::printf(" %s %.4f", model::pipe_name(q), p.pipes[q] * 1e3);
   std::printf("\n  overhead (block latency + launch) %.4f ms\n", p.overhead_s * 1e3);
   if (p.decode_splits > 0)
-    std::printf("decode: %d split%s of the keys (the model's pick, the count the dispatcher launches)\n",
-                p.decode_splits, p.decode_splits == 1 ? "" : "s");
+    std::printf("decode: %d split%s of the keys (the model's pick, the count the dispatcher launches)%s\n",
+                p.decode_splits, p.decode_splits == 1 ? "" : "s",
+                p.decode_splits == 1              ? ""
+                : p.decode_cluster_combine ? ", merged inside their thread-block cluster"
+                                           : ", merged by the combine kernel");
   std::printf("occupancy: %d threads/block, %d registers/thread (%s), %d B shared/block allocated\n",
               p.occupancy.threads_per_block, p.occupancy.registers_per_thread,
               p.registers_from_profile ? "profile" : "traits estimate", p.occupancy.smem_allocated_per_block);

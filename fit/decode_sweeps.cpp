@@ -60,7 +60,8 @@ DecodeSweeps load_decode_sweeps(const std::vector<std::string>& paths, const mod
         // Timings from before the cluster combine carry no such field: their splits went through the
         // combine kernel. Where the field is, it says what a launch of 2..16 splits did; at other
         // splits the traits' rule (no cluster) holds, and the shape's split pick follows it.
-        if (!j.contains("cluster_combine"))
+        m.records_combine = j.contains("cluster_combine");
+        if (!m.records_combine)
           p.decode_run.cluster_combine = false;
         else if (p.splits >= 2 && p.splits <= traits::Decode::kMaxClusterSplits)
           p.decode_run.cluster_combine = j.at("cluster_combine").get<bool>();
@@ -100,6 +101,7 @@ DecodeScore score_decode(const DecodeSweeps& s, const model::GpuSpec& gpu, const
   std::map<Key, std::map<int, std::pair<double, int>>> sweeps;
   std::map<Key, int> swept_splits;
   std::map<Key, const FitPoint*> first;
+  std::map<Key, const DecodeSweepPoint*> first_meta;
   for (std::size_t i = 0; i < s.data.points.size(); ++i) {
     const FitPoint& p = s.data.points[i];
     const DecodeSweepPoint& m = s.meta[i];
@@ -115,6 +117,7 @@ DecodeScore score_decode(const DecodeSweeps& s, const model::GpuSpec& gpu, const
     ++at.second;
     if (!m.default_split && !m.model_split) ++swept_splits[key];
     first.emplace(key, &p);
+    first_meta.emplace(key, &m);
   }
   r.timings = static_cast<int>(s.data.points.size());
   r.mape = r.timings > 0 ? ape / r.timings : 0;
@@ -130,7 +133,11 @@ DecodeScore score_decode(const DecodeSweeps& s, const model::GpuSpec& gpu, const
     std::snprintf(label, sizeof label, "%s %lldx%d/%d heads Nq %lld keys %lld d %d %s", source.c_str(), batch, hq, hkv,
                   nq, keys, d, config.c_str());
     sc.label = label;
-    sc.model_splits = model::pick_decode_splits(p.w, p.c, gpu, k, p.decode_run).splits;
+    // The pick runs the launch's rule at every split: one timing's combine (the default split's, say,
+    // which could not run in clusters) says nothing about the others'.
+    model::DecodeRunState pick_run = p.decode_run;
+    if (first_meta.at(key)->records_combine) pick_run.cluster_combine.reset();
+    sc.model_splits = model::pick_decode_splits(p.w, p.c, gpu, k, pick_run).splits;
     sc.best_ms = 1e300;
     for (const auto& [splits, ms] : by_split)
       if (ms < sc.best_ms) sc.best_ms = ms, sc.best_splits = splits;

@@ -20,6 +20,9 @@ struct DecodeSweepPoint {
   int q_heads = 0, kv_heads = 0;
   bool default_split = false;  // the launch's split was the traits' default, not a sweep's
   bool model_split = false;    // the launch's split was the model's pick (decode_bench times it beside the default)
+  // The line says which combine ran ("cluster_combine"): the kernel had the cluster combine, and the
+  // shape's split pick follows the traits' rule at every split; without it, the combine kernel.
+  bool records_combine = false;
 };
 
 struct DecodeSweeps {

@@ -76,6 +76,9 @@ struct Prediction {
   // The decode family: the split count the model picks (pick_decode_splits), the one its time is
   // for and the one the dispatcher launches; 0 for the other families.
   int decode_splits = 0;
+  // Whether those splits merge inside their thread-block cluster (traits::Decode::cluster_combine)
+  // rather than through the combine kernel.
+  bool decode_cluster_combine = false;
   double imbalance = 1;   // causal: scheduled time / the waves of mean blocks (block_schedule.h)
   int registers_per_thread = 0;
   bool registers_from_profile = false;

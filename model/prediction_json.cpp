@@ -47,7 +47,10 @@ json prediction_json(const Prediction& p, const GeometryAnalysis& g, const Roofl
   }
   const Counts& n = p.counts;
   j["time_s"] = p.time_s;
-  if (p.decode_splits > 0) j["decode_splits"] = p.decode_splits;
+  if (p.decode_splits > 0) {
+    j["decode_splits"] = p.decode_splits;
+    if (p.decode_splits > 1) j["decode_combine"] = p.decode_cluster_combine ? "cluster" : "kernel";
+  }
   j["tflops"] = p.achieved_flops() / 1e12;
   j["bound"] = pipe_name(p.bound);
   j["causal_imbalance"] = p.imbalance;

@@ -163,15 +163,21 @@ struct Decode {
   static constexpr int kMaxClusterSplits = 16;
   // Whether a launch merges its splits inside their cluster (the launch, kernels/decode_instance.cuh,
   // and the model, model/decode_model.cpp, both ask this): sm_90 or later, 2..16 splits, one block per
-  // SM, and the GPU runs as many clusters of `splits` blocks at once (clusters_at_once: a cluster's
-  // blocks share a GPC, so GPCs whose SM count the size does not divide leave SMs out) as the grid
-  // would fill SMs in whole clusters without them. Else the combine kernel. Two blocks per SM are
+  // SM, a grid of at most half the SMs, and the GPU runs as many clusters of `splits` blocks at once
+  // (clusters_at_once: a cluster's blocks share a GPC, so GPCs whose SM count the size does not
+  // divide leave SMs out) as the grid would fill SMs in whole clusters without them. Else the combine
+  // kernel. Half the SMs: where the measured gains are (1-3 us on grids of 16-64 blocks); on the
+  // H100 the 96-block grid of 32 K/V heads x 3 splits ran 6 us slower than 128 blocks x 4 splits
+  // whichever the combine (a penalty the model does not see), so a cluster at 3 splits made the
+  // model pick 3 (+7% on 1 x 32 heads x 8192 keys; docs/results/h100-decode-sweep-bf16-write-combine1round.jsonl).
+  // Two blocks per SM are
   // left out because a cluster may then double up on a GPC's SMs while others idle: on the H100 the
   // d = 64 config (two blocks fit) ran 12 heads x 65536 keys at 11 splits 2.5 us slower in clusters.
   // The H100 (132 SMs) runs 32 clusters of 3 at once but not 32 of 4 (docs/kernels.md, "decode").
   static constexpr bool cluster_combine(int compute_capability, int splits, int blocks_per_sm, long long blocks,
                                         long long sms, long long clusters_at_once) {
     if (compute_capability < 90 || splits < 2 || splits > kMaxClusterSplits || blocks_per_sm != 1) return false;
+    if (2 * blocks > sms) return false;
     const long long whole = sms - sms % splits;
     return clusters_at_once * splits >= (blocks < whole ? blocks : whole);
   }
