@@ -248,11 +248,10 @@ class DecodeKernelInstance final : public KernelInstance, public DecodeKernel {
     return attr;
   }
 
-  // Whether the splits of this launch merge in a cluster (traits::Decode::cluster_combine): a
-  // device of compute capability 9.0 or later running this kernel from sm_90 code (the cluster
-  // path is compiled for nothing older), and clusters of `splits` blocks co-scheduled at least as
-  // many at a time as the grid's blocks would run without them (in whole clusters): a GPC holds a
-  // cluster's blocks, so large clusters can leave SMs idle. Asked once per (device, splits).
+  // Whether the splits of this launch merge in a cluster: this kernel running from sm_90 code (the
+  // cluster path is compiled for nothing older), then traits::Decode::cluster_combine (one block per
+  // SM, at most half the SMs, enough clusters at once) on what this device answers: its blocks per
+  // SM and its cudaOccupancyMaxActiveClusters for `splits` blocks, asked once per (device, splits).
   bool clusters_fit(int device, const Tr::Shape& s) const {
     if (s.splits < 2 || s.splits > Tr::kMaxClusterSplits || device < 0 || device >= kMaxDevices) return false;
     std::lock_guard<std::mutex> lock(cluster_mutex_);
