@@ -56,6 +56,9 @@ enum DecodeFlags : int {
   kDecodePrefetch256 = 2,     // and the L2::256B prefetch size
   kDecodeFusedCombine = 4,    // the last block of each (kv entry, row tile) combines the splits
   kDecodeClusterCombine = 8,  // the splits of a row tile are one cluster and merge in it (sm_90)
+  // Measurement only: no combine at all where the combine kernel would run, so O is wrong; what
+  // the call costs without it (benchmarks/decode_combine_cost.sh).
+  kDecodeSkipCombineToTimeIt = 16,
 };
 
 namespace decode_detail {

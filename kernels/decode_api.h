@@ -88,8 +88,8 @@ class DecodeKernel {
 namespace kernels {
 // DecodeFlags forced on every launch of this process by FLASHTUNE_DECODE_FLAGS (experiments: 1
 // evict-first, 2 with the 256-byte prefetch, 4 the combine in the split kernel, 8 the cluster
-// combine where it fits); -1 where unset: the launch picks (traits::Decode::evict_first, and the
-// cluster combine where it fits).
+// combine where it fits, 16 no combine kernel at all: O wrong, to time the call without it); -1
+// where unset: the launch picks (traits::Decode::evict_first, and the cluster combine where it fits).
 int decode_flags();
 // Whether a launch of `p` on a GPU of `l2_bytes` streams K/V with the evict-first policy (the
 // forced flags, else the traits' rule): what a timing records, so that the model predicts the

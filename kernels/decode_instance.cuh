@@ -174,7 +174,7 @@ class DecodeKernelInstance final : public KernelInstance, public DecodeKernel {
       e = cudaLaunchKernel(reinterpret_cast<const void*>(split_), grid, dim3(Tr::kThreads), args,
                            static_cast<std::size_t>(Tile::kSmemBytes), stream);
     }
-    if (e == cudaSuccess && dp.work && !dp.tickets) {
+    if (e == cudaSuccess && dp.work && !dp.tickets && !(dp.flags & kDecodeSkipCombineToTimeIt)) {
       const long long warps = combine_warps<D>(s.kv_entries, s.rows);
       // A programmatic dependent launch: the combine's blocks are scheduled while the split
       // kernel runs and wait for it in the kernel (griddepcontrol.wait), which takes its launch
