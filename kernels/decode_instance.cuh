@@ -200,18 +200,8 @@ class DecodeKernelInstance final : public KernelInstance, public DecodeKernel {
 
   int clusters_at_once(int cluster_blocks) const override {
     int device = 0;
-    if (cudaGetDevice(&device) != cudaSuccess || cluster_blocks < 2 || cluster_blocks > Tr::kMaxClusterSplits ||
-        device < 0 || device >= kMaxDevices)
-      return 0;
-    Tr::Shape s{};
-    s.splits = cluster_blocks;
-    s.row_tiles = 1;
-    s.kv_entries = 1;
-    s.blocks = cluster_blocks;
-    std::lock_guard<std::mutex> lock(cluster_mutex_);
-    int& known = cluster_fit_[device][cluster_blocks];
-    if (known == 0) known = query_cluster_capacity(device, s) ? 1 : -1;
-    return known > 0 ? static_cast<int>(cluster_capacity_[device][cluster_blocks]) : 0;
+    if (cudaGetDevice(&device) != cudaSuccess) return 0;
+    return static_cast<int>(cluster_capacity(device, cluster_blocks));
   }
 
   bool combines_in_cluster(const DecodeProblem& p, int splits) const override {
@@ -253,15 +243,20 @@ class DecodeKernelInstance final : public KernelInstance, public DecodeKernel {
   // SM, at most half the SMs, enough clusters at once) on what this device answers: its blocks per
   // SM and its cudaOccupancyMaxActiveClusters for `splits` blocks, asked once per (device, splits).
   bool clusters_fit(int device, const Tr::Shape& s) const {
-    if (s.splits < 2 || s.splits > Tr::kMaxClusterSplits || device < 0 || device >= kMaxDevices) return false;
-    std::lock_guard<std::mutex> lock(cluster_mutex_);
-    int& known = cluster_fit_[device][s.splits];
-    if (known == 0) known = query_cluster_capacity(device, s) ? 1 : -1;
-    if (known < 0) return false;
-    return Tr::cluster_combine(cc_[device], s.splits, per_sm_[device], s.blocks, sms_[device],
-                               cluster_capacity_[device][s.splits]);
+    const long long capacity = cluster_capacity(device, s.splits);
+    return capacity > 0 &&
+           Tr::cluster_combine(cc_[device], s.splits, per_sm_[device], s.blocks, sms_[device], capacity);
   }
-  bool query_cluster_capacity(int device, const Tr::Shape& s) const {
+  // Clusters of `splits` blocks this kernel runs at once on `device`; 0 where none (or no cluster
+  // path). Asked of the runtime once per (device, splits); the device's figures beside it.
+  long long cluster_capacity(int device, int splits) const {
+    if (splits < 2 || splits > Tr::kMaxClusterSplits || device < 0 || device >= kMaxDevices) return 0;
+    std::lock_guard<std::mutex> lock(cluster_mutex_);
+    int& known = cluster_fit_[device][splits];
+    if (known == 0) known = query_cluster_capacity(device, splits) ? 1 : -1;
+    return known > 0 ? cluster_capacity_[device][splits] : 0;
+  }
+  bool query_cluster_capacity(int device, int splits) const {
     int major = 0;
     if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) return false;
     cudaFuncAttributes fa{};
@@ -271,7 +266,7 @@ class DecodeKernelInstance final : public KernelInstance, public DecodeKernel {
     if (Tile::kSmemBytes > 48 * 1024 &&
         cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, Tile::kSmemBytes) != cudaSuccess)
       return false;
-    if (s.splits > 8 && cudaFuncSetAttribute(f, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) {
+    if (splits > 8 && cudaFuncSetAttribute(f, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) {
       (void)cudaGetLastError();
       return false;
     }
@@ -279,18 +274,19 @@ class DecodeKernelInstance final : public KernelInstance, public DecodeKernel {
     if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, f, Tr::kThreads, Tile::kSmemBytes) != cudaSuccess)
       return false;
-    Tr::Shape one = s;
+    Tr::Shape one{};  // one cluster: the grid's size does not enter the answer
+    one.splits = splits;
     one.row_tiles = 1;
     one.kv_entries = 1;
     cudaLaunchConfig_t cfg = cluster_launch(one, nullptr);
-    cudaLaunchAttribute attr = cluster_attribute(s.splits);
+    cudaLaunchAttribute attr = cluster_attribute(splits);
     cfg.attrs = &attr;
     cfg.numAttrs = 1;
     if (cudaOccupancyMaxActiveClusters(&clusters, f, &cfg) != cudaSuccess) {
       (void)cudaGetLastError();
       return false;
     }
-    cluster_capacity_[device][s.splits] = clusters;
+    cluster_capacity_[device][splits] = clusters;
     cc_[device] = 10 * major;
     sms_[device] = sms;
     per_sm_[device] = per_sm;
