@@ -43,7 +43,8 @@ std::vector<std::string> split_commas(const std::string& s) {
 
 // `flashtune fit --decode sweeps.jsonl...`: the decode model against measured split sweeps, with the
 // profile's coefficients (or the defaults without --profile); with --free, those coefficients
-// fitted on the sweeps (the same Levenberg-Marquardt fit) and the score again. Writes nothing.
+// fitted on the sweeps (the same Levenberg-Marquardt fit) and the score again. Writes no coefficient;
+// --residuals writes each timing's measured and predicted time.
 int fit_decode_command(const FitOptions& o) {
   model::GpuSpec gpu;
   model::Coefficients start;
@@ -60,6 +61,14 @@ int fit_decode_command(const FitOptions& o) {
   } catch (const std::runtime_error& e) {
     throw CommandError{kExitUsage, e.what()};
   }
+  NamedPaths inputs;
+  for (const std::string& d : o.decode) inputs.emplace_back("--decode", d);
+  if (!o.residuals.empty()) try {
+      require_outputs_apart(inputs, {{"--residuals", o.residuals}});
+      require_replaceable(o.residuals);
+    } catch (const OutputError& e) {
+      throw CommandError{kExitUsage, e.what()};
+    }
   fit::DecodeSweeps sweeps;
   try {
     sweeps = fit::load_decode_sweeps(o.decode, gpu);
@@ -68,6 +77,7 @@ int fit_decode_command(const FitOptions& o) {
   }
   std::string text = "decode sweeps: " + sweeps.data.source + " on " + gpu.name + "\n";
   text += "with " + source + ":\n" + fit::render_decode_score(fit::score_decode(sweeps, gpu, start), !o.quiet);
+  model::Coefficients fitted = start;
   if (!o.free.empty()) {
     std::vector<std::string> free = o.free == "decode" ? fit::default_decode_free_coefficients() : split_commas(o.free);
     fit::FitResult r;
@@ -85,8 +95,16 @@ int fit_decode_command(const FitOptions& o) {
       for (const model::CoefficientInfo& ci : model::coefficient_table())
         if (name == ci.name) text += " " + name + "=" + std::to_string(r.coefficients.*(ci.member));
     text += "\nwith the fitted coefficients:\n" + fit::render_decode_score(fit::score_decode(sweeps, gpu, r.coefficients), !o.quiet);
-    text += "(nothing written: model/coefficients.h holds the defaults, a profile's \"coefficients\" overrides them)\n";
+    text += "(no coefficient written: model/coefficients.h holds the defaults, a profile's \"coefficients\" overrides them)\n";
+    fitted = r.coefficients;
   }
+  // The residuals are the last coefficients' (the fitted ones with --free).
+  if (!o.residuals.empty()) try {
+      StagedOutput(o.residuals, fit::decode_residuals_csv(sweeps, gpu, fitted)).commit();
+    } catch (const OutputError& e) {
+      std::fwrite(text.data(), 1, text.size(), stdout);
+      throw CommandError{kExitFailure, e.what()};
+    }
   std::fwrite(text.data(), 1, text.size(), stdout);
   return kExitOk;
 }
@@ -210,7 +228,7 @@ void register_fit(CLI::App& app) {
                   "Decode split sweeps (benchmarks/decode_bench JSON lines, docs/results/h100-decode-bench-*.jsonl): "
                   "score the decode model on them (MAPE, the model's split against the measured best) with the "
                   "--profile's coefficients or the defaults; with --free (\"decode\": the decode coefficients) fit "
-                  "those on the sweeps first. Writes nothing");
+                  "those on the sweeps first. Writes no coefficient (--residuals: one CSV row per timing)");
   sub->add_option("--gpu", o->gpu, "With --decode and no --profile: the GPU spec (default h100)");
   // The count from the fit itself, so the help cannot drift from it.
   sub->add_option("--free", o->free, "Comma-separated coefficients to fit (default: the " +

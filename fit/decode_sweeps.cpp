@@ -7,6 +7,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <sstream>
 #include <tuple>
 
 #include <nlohmann/json.hpp>
@@ -176,6 +177,23 @@ std::string render_decode_score(const DecodeScore& r, bool per_shape) {
                 100 * r.worst);
   out += buf;
   return out;
+}
+
+std::string decode_residuals_csv(const DecodeSweeps& s, const model::GpuSpec& gpu, const model::Coefficients& k) {
+  std::ostringstream out;
+  out << "timing,batch,q_heads,kv_heads,nq,keys,d,dtype,config,splits,cluster_combine,flush,measured_ms,predicted_ms,"
+         "error\n";
+  for (std::size_t i = 0; i < s.data.points.size(); ++i) {
+    const FitPoint& p = s.data.points[i];
+    const DecodeSweepPoint& m = s.meta[i];
+    const model::DecodePrediction pred = model::predict_decode(p.w, p.c, gpu, k, p.splits, p.decode_run);
+    const double t = pred.time_s;
+    out << p.workload << ',' << m.batch << ',' << m.q_heads << ',' << m.kv_heads << ',' << p.w.N << ',' << p.w.keys()
+        << ',' << p.w.d << ',' << dtype_name(p.c.dtype) << ',' << p.config << ',' << p.splits << ','
+        << (pred.cluster_combine ? 1 : 0) << ',' << (p.decode_run.dirty_l2 ? "write" : "read") << ',' << p.measured_s * 1e3 << ','
+        << t * 1e3 << ',' << (t - p.measured_s) / p.measured_s << '\n';
+  }
+  return out.str();
 }
 
 std::vector<std::string> default_decode_free_coefficients() {

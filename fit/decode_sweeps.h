@@ -57,6 +57,10 @@ DecodeScore score_decode(const DecodeSweeps& s, const model::GpuSpec& gpu, const
 // Lines: one per shape (with `per_shape`), then "decode model on N timings: MAPE ...; split ...".
 std::string render_decode_score(const DecodeScore& r, bool per_shape);
 
+// One CSV row per timing (`flashtune fit --decode --residuals`): its file and line, shape, config,
+// split count, combine, measured and predicted times: where the model misses, timing by timing.
+std::string decode_residuals_csv(const DecodeSweeps& s, const model::GpuSpec& gpu, const model::Coefficients& k);
+
 // The decode coefficients that `flashtune fit --decode` moves by default.
 std::vector<std::string> default_decode_free_coefficients();
 

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -166,6 +167,28 @@ TEST(DecodeModel, AgainstTheH100SplitSweeps) {
   expect_within(r, 0.08, 14, 0.10);
 }
 
+// `flashtune fit --decode --residuals`: one row per timing, in the sweeps' order, whose errors
+// average to the score's MAPE (the same predictions, timing by timing).
+TEST(DecodeModel, ResidualsAreTheScoresTimings) {
+  const model::GpuSpec gpu = h100();
+  const fit::DecodeSweeps s = fit::load_decode_sweeps(h100_current_sweeps(), gpu);
+  const fit::DecodeScore r = fit::score_decode(s, gpu, model::Coefficients{});
+  std::istringstream csv(fit::decode_residuals_csv(s, gpu, model::Coefficients{}));
+  std::string line;
+  ASSERT_TRUE(std::getline(csv, line));
+  EXPECT_EQ(line.rfind("timing,batch,q_heads,kv_heads,nq,keys,d,dtype,config,splits,cluster_combine,flush,", 0), 0u) << line;
+  int rows = 0;
+  double ape = 0;
+  while (std::getline(csv, line)) {
+    const std::string error = line.substr(line.rfind(',') + 1);
+    ape += std::abs(std::stod(error));
+    EXPECT_EQ(line.rfind(s.data.points[rows].workload + ",", 0), 0u) << line;
+    ++rows;
+  }
+  EXPECT_EQ(rows, r.timings);
+  EXPECT_NEAR(ape / rows, r.mape, 1e-4);
+}
+
 // The same coefficients fitted on one sweep alone and scored on the other: what the model does on
 // timings its decode coefficients never saw (docs/model.md, "Decode": 4.2% and 5.0% MAPE, 15 and
 // 13 of 15 shapes within 5%, worst 4.5% and 7.0%).
@@ -236,8 +259,9 @@ TEST(DecodeModel, AgainstTheOneRoundCombineSweep) {
   EXPECT_EQ(r.timings, 309);
   ASSERT_EQ(r.shapes.size(), 15u);
   expect_within(r, 0.05, 15, 0.05);
-  for (const fit::DecodeShapeScore& sc : r.shapes)
+  for (const fit::DecodeShapeScore& sc : r.shapes) {
     if (sc.label.find("1x32/32 heads Nq 1 keys 8192 ") != std::string::npos) EXPECT_EQ(sc.model_splits, 4) << sc.label;
+  }
 }
 
 // The sweeps of the combine of one warp per row (H100: the two fitted ones, a later bf16 run and the
