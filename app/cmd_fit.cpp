@@ -14,6 +14,7 @@
 
 #include "commands.h"
 #include "exit_codes.h"
+#include "fit/decode_instruction_fit.h"
 #include "fit/decode_sweeps.h"
 #include "fit/fit_run.h"
 #include "profile/model_profile.h"
@@ -27,7 +28,7 @@ namespace {
 
 struct FitOptions {
   std::string profile, free, residuals, gpu;
-  std::vector<std::string> cross, unseen, decode, with;
+  std::vector<std::string> cross, unseen, decode, with, decode_instructions;
   std::string variants;
   std::string cv = "all";
   bool no_write = false, json = false, quiet = false;
@@ -109,7 +110,23 @@ int fit_decode_command(const FitOptions& o) {
   return kExitOk;
 }
 
+// `flashtune fit --decode-instructions counts.jsonl...`: the decode SIMT configs' compiled extra
+// instructions, fitted on ncu counts, printed as the compiled-instruction table's rows to merge into
+// configs/kernels/compiled_instructions.json. Writes nothing.
+int fit_decode_instructions_command(const FitOptions& o) {
+  fit::CompiledInstructionFit f;
+  try {
+    f = fit::fit_decode_instructions(o.decode_instructions);
+  } catch (const fit::FitInputError& e) {
+    throw CommandError{kExitUsage, e.what()};
+  }
+  const std::string text = fit::render_decode_instruction_fit(f);
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  return kExitOk;
+}
+
 int fit_command(const FitOptions& o) {
+  if (!o.decode_instructions.empty()) return fit_decode_instructions_command(o);
   if (!o.decode.empty()) return fit_decode_command(o);
   if (o.profile.empty()) throw CommandError{kExitUsage, "--profile is required (or --decode with split sweeps)"};
   fit::FitRunOptions fo;
@@ -229,6 +246,10 @@ void register_fit(CLI::App& app) {
                   "score the decode model on them (MAPE, the model's split against the measured best) with the "
                   "--profile's coefficients or the defaults; with --free (\"decode\": the decode coefficients) fit "
                   "those on the sweeps first. Writes no coefficient (--residuals: one CSV row per timing)");
+  sub->add_option("--decode-instructions", o->decode_instructions,
+                  "Executed-instruction counts of decode launches (benchmarks/decode_instructions.sh): fit the fp32 "
+                  "decode configs' compiled extra instructions per (warp, tile) and per warp of a block, printed as "
+                  "the rows of configs/kernels/compiled_instructions.json. Writes nothing");
   sub->add_option("--gpu", o->gpu, "With --decode and no --profile: the GPU spec (default h100)");
   // The count from the fit itself, so the help cannot drift from it.
   sub->add_option("--free", o->free, "Comma-separated coefficients to fit (default: the " +

@@ -14,19 +14,12 @@
 #include "model/summary_stats.h"
 
 namespace flashtune::fit {
-namespace {
-
-struct Row {
-  double warp_tiles, warp_blocks, extra, counter;
-};
-
-}  // namespace
 
 CompiledInstructionFit fit_compiled_instructions(const std::vector<model::CounterObservation>& observations,
                                                  const std::string& source) {
   // The traits' count alone: an empty table adds nothing, so the fit never reads its own output.
   const model::CompiledInstructionTable none;
-  std::map<std::string, std::vector<Row>> rows;
+  std::map<std::string, ConfigInstructionObservations> by_config;
   std::map<std::string, model::GeometryAnalysis> geometry;
   for (const model::CounterObservation& o : observations) {
     const auto it = o.counters.find(model::kWarpInstructionsMetric);
@@ -37,20 +30,27 @@ CompiledInstructionFit fit_compiled_instructions(const std::vector<model::Counte
       model::GeometryAnalysis a = model::analyse_geometry(make_geometry(o.config));
       model::apply_compiled_instruction_correction(a, none);
       g = geometry.emplace(name, std::move(a)).first;
+      by_config[name].variant = variant_name(o.config.variant);
+      by_config[name].traits_per_warp_tile = model::traits_warp_instructions_per_warp_tile(g->second);
     }
     const model::Counts n = model::count_work(o.workload, g->second);
     const double warp_blocks = double(g->second.warps_per_block) * double(n.tiles.blocks);
-    rows[name].push_back({n.warp_tile_visits, warp_blocks, it->second - n.warp_instructions, it->second});
+    by_config[name].rows.push_back({n.warp_tile_visits, warp_blocks, it->second - n.warp_instructions, it->second});
   }
-  if (rows.empty())
+  if (by_config.empty())
     throw std::invalid_argument(std::string("no measurement has ") + model::kWarpInstructionsMetric +
                                 " (tune with this build's counters)");
+  return fit_instruction_extras(by_config, source);
+}
 
+CompiledInstructionFit fit_instruction_extras(const std::map<std::string, ConfigInstructionObservations>& by_config,
+                                              const std::string& source) {
   CompiledInstructionFit out;
   out.table.source = source;
   std::vector<double> residuals;
   std::map<std::string, std::vector<double>> shares, per_block;  // by variant
-  for (const auto& [name, rs] : rows) {
+  for (const auto& [name, obs] : by_config) {
+    const std::vector<InstructionObservation>& rs = obs.rows;
     Eigen::MatrixXd A(rs.size(), 2);
     Eigen::VectorXd y(rs.size());
     for (std::size_t i = 0; i < rs.size(); ++i) {
@@ -60,7 +60,7 @@ CompiledInstructionFit fit_compiled_instructions(const std::vector<model::Counte
     }
     // Columns scaled to unit norm so the rank test compares their directions, not their sizes.
     const Eigen::Vector2d scale(A.col(0).norm(), A.col(1).norm());
-    if (scale.minCoeff() <= 0) {
+    if (rs.empty() || scale.minCoeff() <= 0) {
       out.left_out.push_back(name + ": no computed tiles or no blocks");
       continue;
     }
@@ -77,14 +77,12 @@ CompiledInstructionFit fit_compiled_instructions(const std::vector<model::Counte
     out.table.configs[name] = e;
     ++out.configs_fitted;
     out.observations_used += int(rs.size());
-    for (const Row& r : rs) {
+    for (const InstructionObservation& r : rs) {
       const double model_count = r.counter - r.extra + e.per_warp_tile * r.warp_tiles + e.per_warp_block * r.warp_blocks;
       residuals.push_back(std::fabs(model_count - r.counter) / r.counter);
     }
-    const model::GeometryAnalysis& g = geometry.at(name);
-    const std::string variant = variant_name(g.config.variant);
-    shares[variant].push_back(e.per_warp_tile / model::traits_warp_instructions_per_warp_tile(g));
-    per_block[variant].push_back(e.per_warp_block);
+    if (obs.traits_per_warp_tile > 0) shares[obs.variant].push_back(e.per_warp_tile / obs.traits_per_warp_tile);
+    per_block[obs.variant].push_back(e.per_warp_block);
   }
   for (const auto& [variant, s] : shares)
     out.table.variant_shares[variant] = {model::median(s), model::median(per_block.at(variant))};

@@ -6,6 +6,7 @@
 // variant's median share.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,22 @@ struct CompiledInstructionFit {
   // Over the fitted configs' observations: |traits + fitted extra - counter| / counter.
   double max_rel_residual = 0, median_rel_residual = 0;
 };
+
+// One config's measurements: per workload the computed (warp, K/V tile) pairs, the warps of all its
+// blocks, the counter less the traits' count (`extra`) and the counter itself.
+struct InstructionObservation {
+  double warp_tiles, warp_blocks, extra, counter;
+};
+struct ConfigInstructionObservations {
+  std::string variant;
+  double traits_per_warp_tile = 0;  // the traits' warp instructions per (warp, tile): the share's base
+  std::vector<InstructionObservation> rows;
+};
+// Per config, least squares of `extra` on (warp_tiles, warp_blocks); per variant, the medians of the
+// fitted configs' shares. What both readers of an instruction counter end in: the profiles' CUPTI
+// pairs below and the decode family's ncu counts (fit/decode_instruction_fit.h).
+CompiledInstructionFit fit_instruction_extras(const std::map<std::string, ConfigInstructionObservations>& by_config,
+                                              const std::string& source);
 
 // `source` goes into the table as is (where it came from). Observations without the instruction
 // counter are ignored; throws std::invalid_argument when none has it.

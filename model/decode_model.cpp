@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "kernels/traits/decode_traits.h"
+#include "model/compiled_instruction_table.h"
 #include "model/occupancy.h"
 
 namespace flashtune::model {
@@ -38,19 +39,37 @@ constexpr double kEvictFirstTileFixedCycles = 2100.0;
 // The fixed parts above were measured on tiles of 32 copies per lane (bf16 d = 128); a tile of
 // other size pays decode_copy_cycles per copy more or less.
 constexpr int kReferenceCopies = 32;
+// The warp instructions that reference tile (bf16 d = 128, Br 16, Bc 32) issues, per warp and tile:
+// ncu's executed-instruction count of its launches at 1024 and 4096 keys, differenced (H200,
+// docs/results/h200-decode-instructions.jsonl: 17.08 M more instructions for 24 more tiles on each
+// of 1024 warps; test DecodeModel.ReferenceTileIssueIsTheMeasuredOne).
+constexpr double kReferenceTileWarpInstructions = 695.0;
 
 double tile_cycles(const TileConfig& c, const Coefficients& k, int blocks_per_sm, bool evict_first) {
   const double fixed = (evict_first ? kEvictFirstTileFixedCycles : kTileFixedCycles) +
                        k.decode_copy_cycles * (Decode::copies_per_lane_tile(c) - kReferenceCopies);
   if (Decode::uses_mma(c.dtype)) return kStepCycles * (c.d / 16.0 + c.Bc / 16.0) * (c.Br / 16.0) + fixed;
-  const KernelGeometry g = Decode::geometry(c);
-  const TileInstructionCounts& n = g.per_kv_tile;
-  const double loads = Decode::simt_shared_loads_per_lane_tile(c);
-  const double warp_instructions = (n.ffma + n.fp32_other + n.exp + n.shuffles) / 32.0 / Decode::kWarps + loads;
+  // SIMT: every instruction the warp issues on the tile, the traits' count and the compiled extras
+  // (address arithmetic, the -inf guards, the cp.async issue and ring waits: the table's per-tile
+  // row, measured), stretched where too few warps share a scheduler. The fixed part was measured on
+  // the 16-bit reference tile and holds that tile's own issue (kReferenceTileWarpInstructions at one
+  // block of kWarps warps per SM): only what it holds beyond that issue is added. The traits' count
+  // plus the fixed part alone put the Br 16 tiles (2576 counted, 3471 issued) 19% fast on the H200.
+  const double traits = decode_simt_warp_instructions_per_tile(c);
+  const double issued = traits + shipped_compiled_instruction_table().lookup(c, traits).per_warp_tile;
   const double resident_warps = double(Decode::kWarps) * std::max(1, blocks_per_sm);
-  return warp_instructions * std::max(1.0, k.latency_warps / resident_warps) + fixed;
+  const double stretch = std::max(1.0, k.latency_warps / resident_warps);
+  const double reference_issue = kReferenceTileWarpInstructions * std::max(1.0, k.latency_warps / Decode::kWarps);
+  return issued * stretch + std::max(0.0, fixed - reference_issue);
 }
 }  // namespace
+
+double decode_simt_warp_instructions_per_tile(const TileConfig& c) {
+  if (Decode::uses_mma(c.dtype)) return 0.0;
+  const KernelGeometry g = Decode::geometry(c);
+  const TileInstructionCounts& n = g.per_kv_tile;
+  return (n.ffma + n.fp32_other + n.exp + n.shuffles) / 32.0 / Decode::kWarps + Decode::simt_shared_loads_per_lane_tile(c);
+}
 
 DecodePrediction predict_decode(const Workload& w, const TileConfig& c, const GpuSpec& gpu, const Coefficients& k,
                                 int splits, const DecodeRunState& run) {

@@ -64,6 +64,14 @@ struct DecodeRunState {
   std::optional<bool> cluster_combine;
 };
 
+// The warp instructions one warp issues on one tile of Bc keys on the SIMT (fp32) path, as the traits
+// count them (kernels/traits/decode_traits.h: geometry's per-tile FFMA, other FP32, exponentials and
+// shuffles per warp, and simt_shared_loads_per_lane_tile); 0 for the 16-bit path, whose tile time
+// is its chain of mma.sync steps. What the compiled code issues beyond it (address arithmetic, the
+// -inf guards, the ring's waits) is the compiled-instruction table's per_warp_tile for the config
+// (model/compiled_instruction_table.h, measured with ncu: fit/decode_instruction_fit.h).
+double decode_simt_warp_instructions_per_tile(const TileConfig& c);
+
 // Workload: B = batch x query heads, N = query rows per head, kv_len keys, kv_group query heads
 // per K/V head. splits <= 0: the traits' default for this GPU's SM count.
 DecodePrediction predict_decode(const Workload& w, const TileConfig& c, const GpuSpec& gpu, const Coefficients& k,
