@@ -86,6 +86,43 @@ TEST(CliFit, TooFewMeasurementsSaysHowManyAreNeeded) {
   EXPECT_EQ(testing_support::line_count(r.output), 1u) << r.output;
 }
 
+// The decode side's two inputs: instruction counts whose line is not a decode config are refused
+// with the file and line; a --residuals path that is one of the sweeps is refused before anything
+// is read, and the sweep is left as it was.
+TEST(CliFit, DecodeInputsAreRefusedWithTheirFileAndLine) {
+  TempDir dir("cli_fit_decode");
+  const std::string counts = dir.file("counts.jsonl");
+  std::ofstream(counts) << R"({"config": "mma16/d64/br64xbc64/swizzled/bf16/s2", "batch": 8, "q_heads": 32, "kv_heads": 32, "nq": 1, "keys": 1024, "splits": 1, "inst_executed": 5})"
+                        << "\n";
+  auto r = run_flashtune("fit --decode-instructions '" + counts + "'");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find(counts + ":1"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("is not a decode config"), std::string::npos) << r.output;
+  EXPECT_EQ(testing_support::line_count(r.output), 1u) << r.output;
+
+  const std::string sweep = dir.file("sweep.jsonl");
+  const std::string line =
+      R"({"batch": 1, "q_heads": 32, "kv_heads": 8, "nq": 1, "keys": 4096, "d": 128, "config": "decode/d128/br16xbc32/swizzled/bf16/s3", "splits": 4, "median_ms": 0.02})";
+  std::ofstream(sweep) << line << "\n";
+  r = run_flashtune("fit --decode '" + sweep + "' --residuals '" + sweep + "' --quiet");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--residuals"), std::string::npos) << r.output;
+  std::ifstream in(sweep);
+  std::string back;
+  std::getline(in, back);
+  EXPECT_EQ(back, line);
+  // And where it may write, one row per timing after the header.
+  const std::string csv = dir.file("r.csv");
+  r = run_flashtune("fit --decode '" + sweep + "' --residuals '" + csv + "' --quiet");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream rows(csv);
+  std::string header, row, none;
+  ASSERT_TRUE(std::getline(rows, header));
+  ASSERT_TRUE(std::getline(rows, row));
+  EXPECT_FALSE(std::getline(rows, none));
+  EXPECT_EQ(row.rfind("sweep.jsonl:1,1,32,8,1,4096,128,bf16,decode/d128/br16xbc32/swizzled/bf16/s3,4,", 0), 0u) << row;
+}
+
 TEST(CliFit, RefusesAnotherSchemaVersionAndUnknownNames) {
   TempDir dir("cli_fit_bad");
   const std::string v2 = dir.file("v2.json");
