@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -12,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "fit/decode_lines.h"
 #include "kernels/traits/decode_traits.h"
 
 #include "model/decode_model.h"
@@ -22,67 +21,48 @@ DecodeSweeps load_decode_sweeps(const std::vector<std::string>& paths, const mod
   DecodeSweeps out;
   out.data.gpu = gpu;
   out.data.catalog = std::make_shared<model::ConfigCatalog>();
-  for (const std::string& path : paths) {
-    out.data.source += (out.data.source.empty() ? "" : ", ") + path;
-    std::ifstream in(path);
-    if (!in) throw FitInputError(path + ": cannot open");
-    const std::string name = std::filesystem::path(path).filename().string();
-    int line_no = 0;
-    for (std::string line; std::getline(in, line);) {
-      ++line_no;
-      if (line.empty() || line[0] != '{') continue;
-      const std::string where = path + ":" + std::to_string(line_no);
-      try {
-        const auto j = nlohmann::json::parse(line);
-        const std::string config = j.at("config").get<std::string>();
-        const auto c = parse_config_name(config);
-        if (!c || c->variant != Variant::Decode) throw FitInputError(where + ": '" + config + "' is not a decode config");
-        DecodeSweepPoint m;
-        m.source = name;
-        m.batch = j.at("batch").get<long long>();
-        m.q_heads = j.at("q_heads").get<int>();
-        m.kv_heads = j.at("kv_heads").get<int>();
-        m.default_split = j.value("default_split", false);
-        m.model_split = j.value("model_split", false);
-        if (m.batch < 1 || m.kv_heads < 1 || m.q_heads % m.kv_heads != 0)
-          throw FitInputError(where + ": q_heads must be a multiple of kv_heads");
-        FitPoint p;
-        p.workload = name + ":" + std::to_string(line_no);
-        p.config = config;
-        p.c = *c;
-        p.w.B = m.batch * m.q_heads;
-        p.w.N = j.at("nq").get<long long>();
-        p.w.d = j.at("d").get<int>();
-        p.w.dtype = c->dtype;
-        p.w.kv_len = j.at("keys").get<long long>();
-        p.w.kv_group = m.q_heads / m.kv_heads;
-        p.splits = j.at("splits").get<int>();
-        p.decode_run.evict_first = j.value("evict_first", false);
-        // Timings from before the cluster combine carry no such field: their splits went through the
-        // combine kernel. Where the field is, it says what a launch of 2..16 splits did; at other
-        // splits the traits' rule (no cluster) holds, and the shape's split pick follows it.
-        m.records_combine = j.contains("cluster_combine");
-        if (!m.records_combine)
-          p.decode_run.cluster_combine = false;
-        else if (p.splits >= 2 && p.splits <= traits::Decode::kMaxClusterSplits)
-          p.decode_run.cluster_combine = j.at("cluster_combine").get<bool>();
-        const std::string flush = j.value("flush", std::string("write"));
-        if (flush != "write" && flush != "read") throw FitInputError(where + ": flush must be write or read, got '" + flush + "'");
-        p.decode_run.dirty_l2 = flush == "write";
-        p.measured_s = j.at("median_ms").get<double>() * 1e-3;
-        p.geometry = &out.data.catalog->analysis(*c);
-        if (!(p.measured_s > 0) || p.splits < 1) throw FitInputError(where + ": needs median_ms > 0 and splits >= 1");
-        const model::DecodePrediction pred = model::predict_decode(p.w, p.c, gpu, model::Coefficients{}, p.splits, p.decode_run);
-        if (!pred.refusal.empty()) throw FitInputError(where + ": " + pred.refusal);
-        out.data.points.push_back(std::move(p));
-        out.meta.push_back(m);
-      } catch (const nlohmann::json::exception& e) {
-        throw FitInputError(where + ": " + e.what());
-      } catch (const std::invalid_argument& e) {
-        throw FitInputError(where + ": " + e.what());
-      }
-    }
-  }
+  for (const std::string& path : paths) out.data.source += (out.data.source.empty() ? "" : ", ") + path;
+  for_each_decode_line(paths, [&](const DecodeLine& line) {
+    DecodeSweepPoint m;
+    m.source = line.file;
+    m.batch = line.j.at("batch").get<long long>();
+    m.q_heads = line.j.at("q_heads").get<int>();
+    m.kv_heads = line.j.at("kv_heads").get<int>();
+    m.default_split = line.j.value("default_split", false);
+    m.model_split = line.j.value("model_split", false);
+    if (m.batch < 1 || m.kv_heads < 1 || m.q_heads % m.kv_heads != 0)
+      throw FitInputError(line.where + ": q_heads must be a multiple of kv_heads");
+    FitPoint p;
+    p.workload = line.file + ":" + std::to_string(line.line_no);
+    p.config = line.j.at("config").get<std::string>();
+    p.c = line.config;
+    p.w.B = m.batch * m.q_heads;
+    p.w.N = line.j.at("nq").get<long long>();
+    p.w.d = line.j.at("d").get<int>();
+    p.w.dtype = line.config.dtype;
+    p.w.kv_len = line.j.at("keys").get<long long>();
+    p.w.kv_group = m.q_heads / m.kv_heads;
+    p.splits = line.j.at("splits").get<int>();
+    p.decode_run.evict_first = line.j.value("evict_first", false);
+    // Timings from before the cluster combine carry no such field: their splits went through the
+    // combine kernel. Where the field is, it says what a launch of 2..16 splits did; at other
+    // splits the traits' rule (no cluster) holds, and the shape's split pick follows it.
+    m.records_combine = line.j.contains("cluster_combine");
+    if (!m.records_combine)
+      p.decode_run.cluster_combine = false;
+    else if (p.splits >= 2 && p.splits <= traits::Decode::kMaxClusterSplits)
+      p.decode_run.cluster_combine = line.j.at("cluster_combine").get<bool>();
+    const std::string flush = line.j.value("flush", std::string("write"));
+    if (flush != "write" && flush != "read") throw FitInputError(line.where + ": flush must be write or read, got '" + flush + "'");
+    p.decode_run.dirty_l2 = flush == "write";
+    p.measured_s = line.j.at("median_ms").get<double>() * 1e-3;
+    p.geometry = &out.data.catalog->analysis(line.config);
+    if (!(p.measured_s > 0) || p.splits < 1) throw FitInputError(line.where + ": needs median_ms > 0 and splits >= 1");
+    const model::DecodePrediction pred = model::predict_decode(p.w, p.c, gpu, model::Coefficients{}, p.splits, p.decode_run);
+    if (!pred.refusal.empty()) throw FitInputError(line.where + ": " + pred.refusal);
+    out.data.points.push_back(std::move(p));
+    out.meta.push_back(m);
+  });
   if (out.data.points.empty()) throw FitInputError(out.data.source + ": no decode timing");
   return out;
 }

@@ -151,6 +151,14 @@ fit::DecodeScore default_score(const std::vector<std::string>& files, const mode
   return r;
 }
 
+// The H200's bf16 and fp32 write-flushed sweeps of one tree (h200-decode-sweep-<dtype>-write-<tag>.jsonl)
+// scored together with the default coefficients.
+fit::DecodeScore h200_pair_score(const std::string& tag) {
+  return default_score({result_file(("h200-decode-sweep-bf16-write-" + tag + ".jsonl").c_str()),
+                        result_file(("h200-decode-sweep-fp32-write-" + tag + ".jsonl").c_str())},
+                       h200());
+}
+
 // Issue 26's bars on a scored sweep, as pinned: MAPE, the split within 5% of the measured best on at
 // least `within5` shapes, within 10% on every one, and the worst.
 void expect_within(const fit::DecodeScore& r, double mape, int within5, double worst, const std::string& what = "") {
@@ -246,9 +254,7 @@ TEST(DecodeModel, FittedOnOneSweepPredictsTheOther) {
 // H200 spec): MAPE 7.4% (bf16 5.1%, fp32 9.4%; 8.0% and 10.4% before the SIMT tiles counted their
 // compiled extras), the split within 5% on 29 of 30 shapes, worst +5.9%.
 TEST(DecodeModel, AgainstTheH200SweepsNeverFitted) {
-  const fit::DecodeScore r = default_score(
-      {result_file("h200-decode-sweep-bf16-write-combine32.jsonl"), result_file("h200-decode-sweep-fp32-write-combine32.jsonl")},
-      h200());
+  const fit::DecodeScore r = h200_pair_score("combine32");
   EXPECT_EQ(r.timings, 664);
   ASSERT_EQ(r.shapes.size(), 30u);
   expect_within(r, 0.08, 28, 0.10);
@@ -303,9 +309,7 @@ TEST(DecodeModel, AgainstTheOneRoundCombineSweep) {
 // MAPE 7.0% (bf16 5.1%, fp32 8.6%; 7.7% and 9.8% before the SIMT tiles counted their compiled
 // extras), the split within 5% on 30 of 30 shapes, worst +4.6%.
 TEST(DecodeModel, AgainstTheH200OneRoundCombineSweeps) {
-  const fit::DecodeScore r = default_score(
-      {result_file("h200-decode-sweep-bf16-write-80da91a.jsonl"), result_file("h200-decode-sweep-fp32-write-80da91a.jsonl")},
-      h200());
+  const fit::DecodeScore r = h200_pair_score("80da91a");
   EXPECT_EQ(r.timings, 668);
   ASSERT_EQ(r.shapes.size(), 30u);
   expect_within(r, 0.075, 29, 0.05);
