@@ -19,10 +19,16 @@ for cfg in decode/d128/br1xbc16/swizzled/s2:fp32:128 decode/d128/br4xbc16/swizzl
   IFS=: read -r name dt d <<< "$cfg"
   for keys in 1024 4096; do
     # Metrics print sorted: grid size, the slowest SM's cycles, the instructions.
-    read -r grid cycles inst < <(timeout 120 ncu --kernel-name regex:decode_split_kernel --launch-count 1 \
+    log="$(timeout 120 ncu --kernel-name regex:decode_split_kernel --launch-count 1 \
         --metrics smsp__inst_executed.sum,sm__cycles_elapsed.max,launch__grid_size \
-        "$bench" --dtype "$dt" --config "$name" --shapes "8,32,32,1,$keys,$d" 2>&1 \
-      | grep -E "smsp__inst_executed.sum|launch__grid_size|sm__cycles_elapsed.max" | awk '{print $NF}' | tr -d , | tr '\n' ' ')
+        "$bench" --dtype "$dt" --config "$name" --shapes "8,32,32,1,$keys,$d" 2>&1 || true)"
+    values="$( (grep -E "smsp__inst_executed.sum|launch__grid_size|sm__cycles_elapsed.max" <<< "$log" || true) | awk '{print $NF}' | tr -d , | tr '\n' ' ')"
+    read -r grid cycles inst <<< "$values" || true
+    if [ -z "${inst:-}" ]; then
+      echo "decode_instructions.sh: no counts for $name at $keys keys; ncu said:" >&2
+      (grep -E "ERR|rror" <<< "$log" || tail -3 <<< "$log") | head -5 >&2
+      exit 1
+    fi
     echo "{\"gpu\": \"$gpu\", \"config\": \"$name\", \"batch\": 8, \"q_heads\": 32, \"kv_heads\": 32, \"nq\": 1, \"keys\": $keys, \"d\": $d, \"splits\": 1, \"grid\": $grid, \"cycles_max\": $cycles, \"inst_executed\": $inst}"
   done
 done
