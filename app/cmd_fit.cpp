@@ -76,8 +76,11 @@ int fit_decode_command(const FitOptions& o) {
   } catch (const fit::FitInputError& e) {
     throw CommandError{kExitUsage, e.what()};
   }
+  const fit::DecodeScore first = fit::score_decode(sweeps, gpu, start);
   std::string text = "decode sweeps: " + sweeps.data.source + " on " + gpu.name + "\n";
-  text += "with " + source + ":\n" + fit::render_decode_score(fit::score_decode(sweeps, gpu, start), !o.quiet);
+  text += "with " + source + ":\n" + fit::render_decode_score(first, !o.quiet);
+  nlohmann::ordered_json report = {{"sweeps", o.decode}, {"gpu", gpu.name}, {"coefficients", source},
+                                   {"score", fit::decode_score_json(first)}};
   model::Coefficients fitted = start;
   if (!o.free.empty()) {
     std::vector<std::string> free = o.free == "decode" ? fit::default_decode_free_coefficients() : split_commas(o.free);
@@ -95,7 +98,13 @@ int fit_decode_command(const FitOptions& o) {
     for (const std::string& name : r.free)
       for (const model::CoefficientInfo& ci : model::coefficient_table())
         if (name == ci.name) text += " " + name + "=" + std::to_string(r.coefficients.*(ci.member));
-    text += "\nwith the fitted coefficients:\n" + fit::render_decode_score(fit::score_decode(sweeps, gpu, r.coefficients), !o.quiet);
+    const fit::DecodeScore after = fit::score_decode(sweeps, gpu, r.coefficients);
+    text += "\nwith the fitted coefficients:\n" + fit::render_decode_score(after, !o.quiet);
+    auto& f = report["fit"] = {{"status", r.status}, {"rms_log_start", r.rms_log_start}, {"rms_log_end", r.rms_log_end}};
+    for (const std::string& name : r.free)
+      for (const model::CoefficientInfo& ci : model::coefficient_table())
+        if (name == ci.name) f["coefficients"][name] = r.coefficients.*(ci.member);
+    f["score"] = fit::decode_score_json(after);
     text += "(no coefficient written: model/coefficients.h holds the defaults, a profile's \"coefficients\" overrides them)\n";
     fitted = r.coefficients;
   }
@@ -106,6 +115,7 @@ int fit_decode_command(const FitOptions& o) {
       std::fwrite(text.data(), 1, text.size(), stdout);
       throw CommandError{kExitFailure, e.what()};
     }
+  if (o.json) text = report.dump(2) + "\n";
   std::fwrite(text.data(), 1, text.size(), stdout);
   return kExitOk;
 }
@@ -120,7 +130,17 @@ int fit_decode_instructions_command(const FitOptions& o) {
   } catch (const fit::FitInputError& e) {
     throw CommandError{kExitUsage, e.what()};
   }
-  const std::string text = fit::render_decode_instruction_fit(f);
+  std::string text = fit::render_decode_instruction_fit(f);
+  if (o.json) {
+    nlohmann::ordered_json j = {{"counts", o.decode_instructions},
+                                {"configs_fitted", f.configs_fitted},
+                                {"counts_used", f.observations_used},
+                                {"median_rel_residual", f.median_rel_residual},
+                                {"max_rel_residual", f.max_rel_residual},
+                                {"left_out", f.left_out},
+                                {"table", model::compiled_instruction_table_json(f.table)}};
+    text = j.dump(2) + "\n";
+  }
   std::fwrite(text.data(), 1, text.size(), stdout);
   return kExitOk;
 }

@@ -159,6 +159,22 @@ std::string render_decode_score(const DecodeScore& r, bool per_shape) {
   return out;
 }
 
+nlohmann::ordered_json decode_score_json(const DecodeScore& r) {
+  nlohmann::ordered_json j = {{"timings", r.timings}, {"mape", r.mape}};
+  auto& by = j["mape_by_dtype"] = nlohmann::ordered_json::object();
+  for (const auto& [name, m] : r.mape_by_dtype) by[name] = m;
+  j["shapes_scored"] = r.shapes.size();
+  j["within5"] = r.within5;
+  j["within10"] = r.within10;
+  j["worst"] = r.worst;
+  auto& shapes = j["shapes"] = nlohmann::ordered_json::array();
+  for (const DecodeShapeScore& s : r.shapes)
+    shapes.push_back({{"label", s.label},     {"model_splits", s.model_splits}, {"measured_at", s.measured_at},
+                      {"best_splits", s.best_splits}, {"at_ms", s.at_ms},     {"best_ms", s.best_ms},
+                      {"regret", s.regret}});
+  return j;
+}
+
 std::string decode_residuals_csv(const DecodeSweeps& s, const model::GpuSpec& gpu, const model::Coefficients& k) {
   std::ostringstream out;
   out << "timing,batch,q_heads,kv_heads,nq,keys,d,dtype,config,splits,cluster_combine,flush,measured_ms,predicted_ms,"

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "fit/fit_dataset.h"
 #include "model/coefficients.h"
 #include "model/gpu_spec.h"
@@ -56,6 +58,10 @@ struct DecodeScore {
 DecodeScore score_decode(const DecodeSweeps& s, const model::GpuSpec& gpu, const model::Coefficients& k);
 // Lines: one per shape (with `per_shape`), then "decode model on N timings: MAPE ...; split ...".
 std::string render_decode_score(const DecodeScore& r, bool per_shape);
+// The same as JSON (`flashtune fit --decode --json`): timings, mape and mape_by_dtype (fractions),
+// within5, within10, worst, and per shape its label, model_splits, measured_at, best_splits, at_ms,
+// best_ms and regret.
+nlohmann::ordered_json decode_score_json(const DecodeScore& r);
 
 // One CSV row per timing (`flashtune fit --decode --residuals`): its file and line, shape, config,
 // split count, combine, measured and predicted times: where the model misses, timing by timing.

@@ -123,6 +123,27 @@ TEST(CliFit, DecodeInputsAreRefusedWithTheirFileAndLine) {
   EXPECT_EQ(row.rfind("sweep.jsonl:1,1,32,8,1,4096,128,bf16,decode/d128/br16xbc32/swizzled/bf16/s3,4,", 0), 0u) << row;
 }
 
+// `--json` on the decode side: the score of the sweeps (and of the fitted coefficients with --free),
+// and the instruction fit's rows with its residuals, each one JSON document.
+TEST(CliFit, DecodeReportsAsJson) {
+  const std::string results = std::string(FLASHTUNE_SOURCE_DIR) + "/docs/results/";
+  auto r = run_flashtune("fit --decode '" + results + "h100-decode-sweep-bf16-write-combine1round.jsonl'" +
+                         " --free combine_cycles --json --quiet");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json score = nlohmann::json::parse(r.output);
+  EXPECT_EQ(score["score"]["timings"], 309);
+  EXPECT_EQ(score["score"]["shapes"].size(), 15u);
+  EXPECT_GT(score["score"]["mape"].get<double>(), 0.0);
+  EXPECT_LE(score["fit"]["score"]["mape"].get<double>(), score["score"]["mape"].get<double>() + 1e-3);
+  EXPECT_TRUE(score["fit"]["coefficients"].contains("combine_cycles"));
+  r = run_flashtune("fit --decode-instructions '" + results + "h200-decode-instructions.jsonl' --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json counts = nlohmann::json::parse(r.output);
+  EXPECT_EQ(counts["configs_fitted"], 6);
+  EXPECT_EQ(counts["table"]["configs"].size(), 6u);
+  EXPECT_EQ(counts["left_out"].size(), 2u);  // the two bf16 configs
+}
+
 TEST(CliFit, RefusesAnotherSchemaVersionAndUnknownNames) {
   TempDir dir("cli_fit_bad");
   const std::string v2 = dir.file("v2.json");
