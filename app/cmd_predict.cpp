@@ -202,6 +202,23 @@ void print_details(const Row& r) {
               p.occupancy.blocks_by_limit, p.occupancy.blocks_per_sm, 100 * p.occupancy.fraction);
   std::printf("waves: %lld blocks, %lld per wave, %lld waves, tail %lld blocks (fill %.2f)\n", p.waves.blocks,
               p.waves.per_wave, p.waves.waves, p.waves.tail_blocks, p.waves.tail_fill);
+  if (p.decode) {
+    // The decode family's own terms (model/decode_model.h): its work is a stream, not tiles of S.
+    const model::DecodePrediction& d = *p.decode;
+    std::printf("decode time: split kernel %.4f ms (bound %s), combine %.4f ms, launch %.4f ms\n", d.split_kernel_s * 1e3,
+                d.bound.c_str(), d.combine_s * 1e3, d.launch_s * 1e3);
+    std::printf("  one block streams %.1f GB/s: 4 warps x (K + V tile) per %.0f-cycle tile", d.stream_bytes_per_s_per_block / 1e9,
+                d.tile_cycles);
+    if (d.tile_stretch > 0)
+      std::printf(" (%.0f warp instructions: traits %.0f + compiled %.0f, x %.2f stretch)",
+                  d.tile_traits_instructions + d.tile_compiled_instructions, d.tile_traits_instructions,
+                  d.tile_compiled_instructions, d.tile_stretch);
+    std::printf("\n  bytes: DRAM %.4g (K/V %.4g, Q + O %.4g, dirty L2 written back %.4g), L2 re-reads %.4g, workspace %.4g\n",
+                d.dram_bytes, d.kv_bytes, d.qo_bytes, d.writeback_bytes, d.l2_bytes, d.workspace_bytes);
+    std::printf("baselines: roofline %.4f ms (compute %.4f, DRAM %.4f)\n", r.roofline.time_s * 1e3,
+                r.roofline.compute_s * 1e3, r.roofline.dram_s * 1e3);
+    return;
+  }
   std::printf("work: %lld K/V tile visits (%.1f per block), useful %.4g FLOP, executed %.4g FLOP, %.4g exp\n",
               n.tiles.visits, n.tiles.mean_tiles_per_block, n.useful_flops, n.executed_flops, n.exp);
   std::printf("bytes: L2 %.4g (Q %.4g, K/V %.4g, O %.4g), DRAM %.4g (compulsory %.4g, K/V re-read hit %.2f)\n",

@@ -45,22 +45,32 @@ constexpr int kReferenceCopies = 32;
 // of 1024 warps; test DecodeModel.ReferenceTileIssueIsTheMeasuredOne).
 constexpr double kReferenceTileWarpInstructions = 695.0;
 
-double tile_cycles(const TileConfig& c, const Coefficients& k, int blocks_per_sm, bool evict_first) {
+// A warp's cycles on one tile (and, for SIMT, what they are made of: DecodePrediction's tile_*).
+struct TileTime {
+  double cycles = 0, traits = 0, compiled = 0, stretch = 0;
+};
+
+TileTime tile_time(const TileConfig& c, const Coefficients& k, int blocks_per_sm, bool evict_first) {
   const double fixed = (evict_first ? kEvictFirstTileFixedCycles : kTileFixedCycles) +
                        k.decode_copy_cycles * (Decode::copies_per_lane_tile(c) - kReferenceCopies);
-  if (Decode::uses_mma(c.dtype)) return kStepCycles * (c.d / 16.0 + c.Bc / 16.0) * (c.Br / 16.0) + fixed;
+  TileTime t;
+  if (Decode::uses_mma(c.dtype)) {
+    t.cycles = kStepCycles * (c.d / 16.0 + c.Bc / 16.0) * (c.Br / 16.0) + fixed;
+    return t;
+  }
   // SIMT: every instruction the warp issues on the tile, the traits' count and the compiled extras
   // (address arithmetic, the -inf guards, the cp.async issue and ring waits: the table's per-tile
   // row, measured), stretched where too few warps share a scheduler. The fixed part was measured on
   // the 16-bit reference tile and holds that tile's own issue (kReferenceTileWarpInstructions at one
   // block of kWarps warps per SM): only what it holds beyond that issue is added. The traits' count
   // plus the fixed part alone put the Br 16 tiles (2576 counted, 3471 issued) 19% fast on the H200.
-  const double traits = decode_simt_warp_instructions_per_tile(c);
-  const double issued = traits + shipped_compiled_instruction_table().lookup(c, traits).per_warp_tile;
+  t.traits = decode_simt_warp_instructions_per_tile(c);
+  t.compiled = shipped_compiled_instruction_table().lookup(c, t.traits).per_warp_tile;
   const double resident_warps = double(Decode::kWarps) * std::max(1, blocks_per_sm);
-  const double stretch = std::max(1.0, k.latency_warps / resident_warps);
+  t.stretch = std::max(1.0, k.latency_warps / resident_warps);
   const double reference_issue = kReferenceTileWarpInstructions * std::max(1.0, k.latency_warps / Decode::kWarps);
-  return issued * stretch + std::max(0.0, fixed - reference_issue);
+  t.cycles = (t.traits + t.compiled) * t.stretch + std::max(0.0, fixed - reference_issue);
+  return t;
 }
 }  // namespace
 
@@ -116,8 +126,15 @@ DecodePrediction predict_decode(const Workload& w, const TileConfig& c, const Gp
   // A block's K/V bytes (chunks of equal length; the last may be shorter).
   const double block_bytes = kv_bytes / double(kv_entries * s.splits);
   // R_block: what one block can stream alone (its warps' tiles over their serial work on them).
-  p.stream_bytes_per_s_per_block =
-      Decode::kWarps * double(Decode::kv_tile_bytes(c)) * 2.0 / (tile_cycles(c, k, occ.blocks_per_sm, evict_first) / clock);
+  const TileTime tile = tile_time(c, k, occ.blocks_per_sm, evict_first);
+  p.tile_cycles = tile.cycles;
+  p.tile_traits_instructions = tile.traits;
+  p.tile_compiled_instructions = tile.compiled;
+  p.tile_stretch = tile.stretch;
+  p.kv_bytes = kv_bytes;
+  p.qo_bytes = qo_bytes;
+  p.writeback_bytes = writeback_bytes;
+  p.stream_bytes_per_s_per_block = Decode::kWarps * double(Decode::kv_tile_bytes(c)) * 2.0 / (tile.cycles / clock);
   const double read_rate = gpu.dram_bytes_per_s() * k.stream_dram_efficiency;
   const double block_cost = k.decode_block_cycles / clock;
 

@@ -43,6 +43,12 @@ struct DecodePrediction {
   double waves = 0;
   double dram_bytes = 0, l2_bytes = 0, workspace_bytes = 0;
   double stream_bytes_per_s_per_block = 0;  // R_block
+  // R_block's tile: a warp's cycles on one tile of Bc keys, and on the SIMT path the warp
+  // instructions it issues there (the traits' count and the compiled extras) and their stretch
+  // (latency_warps / resident warps, at least 1); 0 on the 16-bit path.
+  double tile_cycles = 0, tile_traits_instructions = 0, tile_compiled_instructions = 0, tile_stretch = 0;
+  // DRAM bytes by kind: K/V once per K/V head, Q and O, the L2's dirty lines written back.
+  double kv_bytes = 0, qo_bytes = 0, writeback_bytes = 0;
   double split_kernel_s = 0, combine_s = 0, launch_s = 0, time_s = 0;
   bool cluster_combine = false;  // the splits merge inside their cluster (no workspace, no combine kernel)
   std::string bound;  // "dram", "stream" (too few blocks for the bandwidth, or the SIMT math per tile), "l2"

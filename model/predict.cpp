@@ -175,6 +175,7 @@ Prediction predict_decode_family(const Workload& w, const GeometryAnalysis& g, c
   p.time_s = d.time_s;
   p.decode_splits = d.splits;
   p.decode_cluster_combine = d.cluster_combine;
+  p.decode = d;
   p.overhead_s = d.combine_s + d.launch_s;
   p.pipes.dram = d.bound == "dram" ? d.split_kernel_s : 0;
   p.pipes.latency = d.bound == "stream" ? d.split_kernel_s : 0;

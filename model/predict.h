@@ -48,6 +48,7 @@
 #include "model/baselines.h"
 #include "model/coefficients.h"
 #include "model/counts.h"
+#include "model/decode_model.h"
 #include "model/geometry_analysis.h"
 #include "model/gpu_spec.h"
 #include "model/memory_traffic.h"
@@ -79,6 +80,9 @@ struct Prediction {
   // Whether those splits merge inside their thread-block cluster (traits::Decode::cluster_combine)
   // rather than through the combine kernel.
   bool decode_cluster_combine = false;
+  // The decode family's own prediction at that split (bytes by kind, R_block's tile, the split
+  // kernel, the combine): what `predict` prints for it in place of the tiled families' counts.
+  std::optional<DecodePrediction> decode;
   double imbalance = 1;   // causal: scheduled time / the waves of mean blocks (block_schedule.h)
   int registers_per_thread = 0;
   bool registers_from_profile = false;

@@ -51,6 +51,25 @@ json prediction_json(const Prediction& p, const GeometryAnalysis& g, const Roofl
     j["decode_splits"] = p.decode_splits;
     if (p.decode_splits > 1) j["decode_combine"] = p.decode_cluster_combine ? "cluster" : "kernel";
   }
+  if (p.decode) {
+    const DecodePrediction& d = *p.decode;
+    j["decode"] = {{"split_kernel_s", d.split_kernel_s},
+                   {"combine_s", d.combine_s},
+                   {"launch_s", d.launch_s},
+                   {"bound", d.bound},
+                   {"blocks", d.blocks},
+                   {"stream_bytes_per_s_per_block", d.stream_bytes_per_s_per_block},
+                   {"tile_cycles", d.tile_cycles},
+                   {"tile_traits_instructions", d.tile_traits_instructions},
+                   {"tile_compiled_instructions", d.tile_compiled_instructions},
+                   {"tile_stretch", d.tile_stretch},
+                   {"dram_bytes", d.dram_bytes},
+                   {"kv_bytes", d.kv_bytes},
+                   {"qo_bytes", d.qo_bytes},
+                   {"writeback_bytes", d.writeback_bytes},
+                   {"l2_bytes", d.l2_bytes},
+                   {"workspace_bytes", d.workspace_bytes}};
+  }
   j["tflops"] = p.achieved_flops() / 1e12;
   j["bound"] = pipe_name(p.bound);
   j["causal_imbalance"] = p.imbalance;

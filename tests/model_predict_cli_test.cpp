@@ -75,6 +75,30 @@ TEST(PredictCli, KvCacheAndGroupedHeads) {
   expect_error(predict("--gpu h200 --B 2 --N 4 --kv-len 0 --d " + d), "kv-len=0: must be >= 1");
 }
 
+// A decode config explains its own terms: the split kernel, the combine and the launch; one block's
+// stream from its tile (on the fp32 path the warp instructions, the traits' count and the compiled
+// extras); DRAM bytes by kind, K/V once per K/V head.
+TEST(PredictCli, DecodeExplainsItsStream) {
+  const std::string args =
+      "--gpu h200 --B 1 --heads 32 --N 1 --kv-len 16384 --d 128 --causal --config decode/d128/br16xbc16/swizzled/s2";
+  const Result j = predict(args + " --json");
+  ASSERT_EQ(j.exit_code, 0) << j.output;
+  const nlohmann::json d = nlohmann::json::parse(j.output)["results"][0]["decode"];
+  ASSERT_TRUE(d.is_object()) << j.output;
+  EXPECT_DOUBLE_EQ(d["kv_bytes"].get<double>(), 2.0 * 4 * 32 * 16384 * 128);
+  EXPECT_NEAR(d["dram_bytes"].get<double>(),
+              d["kv_bytes"].get<double>() + d["qo_bytes"].get<double>() + d["writeback_bytes"].get<double>(), 1.0);
+  EXPECT_EQ(d["tile_traits_instructions"].get<double>(), 2576.0);
+  EXPECT_EQ(d["tile_compiled_instructions"].get<double>(), 895.0);  // configs/kernels/compiled_instructions.json
+  EXPECT_GT(d["tile_cycles"].get<double>(), (2576.0 + 895.0) * d["tile_stretch"].get<double>() - 1);
+  EXPECT_GT(d["split_kernel_s"].get<double>(), 0.0);
+  const Result t = predict(args);
+  ASSERT_EQ(t.exit_code, 0) << t.output;
+  EXPECT_NE(t.output.find("decode time: split kernel"), std::string::npos) << t.output;
+  EXPECT_NE(t.output.find("traits 2576 + compiled 895"), std::string::npos) << t.output;
+  EXPECT_EQ(t.output.find("K/V tile visits"), std::string::npos) << t.output;  // the tiled families' lines
+}
+
 TEST(PredictCli, UnknownGpuListsTheKnownOnes) {
   const Result r = predict("--gpu v100 " + workload_args() + " --all");
   EXPECT_EQ(r.exit_code, 2);
