@@ -3,6 +3,8 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <filesystem>
+#include <vector>
 #include <exception>
 #include <memory>
 #include <string>
@@ -11,12 +13,75 @@
 #include "commands.h"
 #include "exit_codes.h"
 #include "plot_options.h"
+#include "fit/decode_sweeps.h"
+#include "model/gpu_spec.h"
 #include "plots/gnuplot_runner.h"
+#include "plots/plot_decode.h"
+#include "plots/plot_set.h"
 #include "plots/plot_session.h"
 #include "profile/output_file.h"
 
 namespace flashtune::app {
 namespace {
+
+struct DecodePlotOptions {
+  std::vector<std::string> sweeps;
+  std::string gpu;
+  double copy_gbps = 0;
+};
+
+// `flashtune plot --decode sweeps.jsonl... --gpu G --out DIR`: issue 26's decode plot, time against
+// the K/V length with the copy-bandwidth floor, from split sweeps (fit/decode_sweeps.h reads them;
+// the model's split and time with the default coefficients, as `flashtune fit --decode` scores them).
+int plot_decode_command(const PlotOptions& o, const DecodePlotOptions& d) {
+  try {
+    if (!plots::find_gnuplot()) throw std::runtime_error(plots::gnuplot_missing_message());
+    const model::GpuSpec gpu = model::gpu_spec_by_name_or_file(d.gpu.empty() ? "h100" : d.gpu);
+    double copy = d.copy_gbps;
+    if (copy <= 0) copy = gpu.dram_bandwidth_measured_gbs.value_or(gpu.dram_bandwidth_gbs);
+    const fit::DecodeSweeps sweeps = fit::load_decode_sweeps(d.sweeps, gpu);
+    const fit::DecodeScore score = fit::score_decode(sweeps, gpu, model::Coefficients{});
+    std::vector<plots::DecodeKeysPoint> pts;
+    for (const fit::DecodeShapeScore& s : score.shapes) {
+      char series[160];
+      std::snprintf(series, sizeof series, "%lld x %d/%d heads, Nq %lld, d %d", s.batch, s.q_heads, s.kv_heads, s.nq, s.d);
+      pts.push_back({dtype_name(s.dtype), series, s.keys, s.at_ms, s.best_ms, s.model_ms, s.bytes});
+    }
+    plots::PlotRequest r;
+    r.out_dir = o.out;
+    r.template_dir = plots::default_template_dir();
+    r.gnuplot = *plots::find_gnuplot();
+    r.gpu_name = gpu.name;
+    r.gpu = &gpu;
+    r.inputs = d.sweeps;
+    // Before the folder or any file is made: the plan, then the output policy on each file.
+    std::vector<std::pair<std::string, std::string>> plan;
+    r.plan = &plan;
+    const plots::Drawer planner(r);
+    (void)plots::plot_decode_vs_keys(planner, pts, copy);
+    for (const auto& [stem, tmpl] : plan) {
+      for (const char* ext : {".dat", ".svg", ".png"}) {
+        for (const std::string& in : d.sweeps)
+          if (same_file(stem + ext, in)) throw std::runtime_error(stem + ext + ": would overwrite the input " + in);
+        if (std::filesystem::exists(o.out)) require_replaceable(stem + ext);
+      }
+    }
+    r.plan = nullptr;
+    remove_staged_temps_on_signal();
+    plots::ensure_directory(o.out);
+    const plots::PlotOutcome p = plots::plot_decode_vs_keys(plots::Drawer(r), pts, copy);
+    for (const std::string& stem : p.stems)
+      std::printf("%s/%s.svg  %s/%s.png\n", o.out.c_str(), stem.c_str(), o.out.c_str(), stem.c_str());
+    if (!p.note.empty()) std::printf("  note (%s): %s\n", p.title.c_str(), p.note.c_str());
+  } catch (const OutputError& e) {
+    std::fprintf(stderr, "flashtune plot: %s\n", printable(e.what()).c_str());
+    return kExitFailure;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "flashtune plot: %s\n", printable(e.what()).c_str());
+    return kExitUsage;
+  }
+  return kExitOk;
+}
 
 int plot_command(const PlotOptions& o) {
   try {
@@ -47,9 +112,26 @@ int plot_command(const PlotOptions& o) {
 
 void register_plot(CLI::App& app) {
   auto opts = std::make_shared<PlotOptions>();
+  auto decode = std::make_shared<DecodePlotOptions>();
   CLI::App* cmd = app.add_subcommand("plot", "Plot a profile's measurements against the models (gnuplot)");
-  add_plot_options(cmd, *opts, "output folder (created if missing)");
-  cmd->callback([opts]() { set_action([opts]() { return plot_command(*opts); }); });
+  add_plot_options(cmd, *opts, "output folder (created if missing)", false);
+  cmd->add_option("--decode", decode->sweeps,
+                  "instead of --profile: decode split sweeps (benchmarks/decode_bench --sweep JSON lines): draw time "
+                  "against the K/V length with the copy-bandwidth floor (decode_vs_keys)");
+  cmd->add_option("--gpu", decode->gpu, "with --decode: the GPU spec the sweeps ran on (default h100)");
+  cmd->add_option("--copy-gbps", decode->copy_gbps,
+                  "with --decode: the copy bandwidth of the floor, GB/s (default: the spec's measured copy "
+                  "bandwidth, else its datasheet DRAM bandwidth)")
+      ->check(CLI::PositiveNumber);
+  cmd->callback([opts, decode]() {
+    set_action([opts, decode]() {
+      if (opts->profile.empty() == decode->sweeps.empty()) {
+        std::fprintf(stderr, "flashtune plot: give either --profile or --decode\n");
+        return kExitUsage;
+      }
+      return decode->sweeps.empty() ? plot_command(*opts) : plot_decode_command(*opts, *decode);
+    });
+  });
 }
 
 }  // namespace flashtune::app

@@ -114,11 +114,18 @@ DecodeScore score_decode(const DecodeSweeps& s, const model::GpuSpec& gpu, const
     std::snprintf(label, sizeof label, "%s %lldx%d/%d heads Nq %lld keys %lld d %d %s", source.c_str(), batch, hq, hkv,
                   nq, keys, d, config.c_str());
     sc.label = label;
+    sc.source = source;
+    sc.config = config;
+    sc.batch = batch, sc.q_heads = hq, sc.kv_heads = hkv, sc.nq = nq, sc.keys = keys, sc.d = d;
+    sc.dtype = p.c.dtype;
+    sc.bytes = double(dtype_bytes(p.c.dtype)) * d * (2.0 * batch * hq * nq + 2.0 * batch * hkv * keys);
     // The pick runs the launch's rule at every split: one timing's combine (the default split's, say,
     // which could not run in clusters) says nothing about the others'.
     model::DecodeRunState pick_run = p.decode_run;
     if (first_meta.at(key)->records_combine) pick_run.cluster_combine.reset();
-    sc.model_splits = model::pick_decode_splits(p.w, p.c, gpu, k, pick_run).splits;
+    const model::DecodePrediction pick = model::pick_decode_splits(p.w, p.c, gpu, k, pick_run);
+    sc.model_splits = pick.splits;
+    sc.model_ms = pick.time_s * 1e3;
     sc.best_ms = 1e300;
     for (const auto& [splits, ms] : by_split)
       if (ms < sc.best_ms) sc.best_ms = ms, sc.best_splits = splits;

@@ -39,9 +39,15 @@ DecodeSweeps load_decode_sweeps(const std::vector<std::string>& paths, const mod
 
 struct DecodeShapeScore {
   std::string label;  // "run1 1x32/8 heads Nq 1 keys 32768 d 128 decode/d128/..."
+  std::string source, config;  // the file's name; the swept config
+  long long batch = 0, nq = 0, keys = 0;
+  int q_heads = 0, kv_heads = 0, d = 0;
+  DType dtype = DType::Fp32;
+  double bytes = 0;  // Q, K, V and O moved once (what the bandwidth line divides)
   int model_splits = 0, measured_at = 0, best_splits = 0;
   double best_ms = 0, at_ms = 0;
-  double regret = 0;  // at_ms / best_ms - 1
+  double model_ms = 0;  // the model's time at its split
+  double regret = 0;    // at_ms / best_ms - 1
 };
 
 struct DecodeScore {

@@ -337,6 +337,54 @@ TEST(PlotsCli, TimeVsNPointsAreMeasuredAndLinesAreTheModel) {
   fs::remove_all(dir);
 }
 
+// The decode plot (issue 26): from split sweeps, one panel per element type, one block per swept shape
+// of two or more K/V lengths: keys, the time at the model's split, the best split's, the model's and
+// the floor of Q + K + V + O bytes over the copy bandwidth (the spec's measured one). Either
+// --profile or --decode, not both.
+TEST(PlotsCli, DecodeTimeAgainstKeysWithTheBandwidthFloor) {
+  if (!find_gnuplot()) GTEST_SKIP() << "gnuplot not installed";
+  const fs::path dir = fresh_dir("decode");
+  const std::string sweep = std::string(FLASHTUNE_SOURCE_DIR) + "/docs/results/h200-decode-sweep-bf16-write-80da91a.jsonl";
+  const auto r = run_flashtune("plot --decode '" + sweep + "' --gpu h200 --out '" + dir.string() + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(xml_problem(read_text(dir / "decode_vs_keys.svg")), "");
+  std::vector<std::vector<std::string>> blocks(1);
+  std::istringstream in(read_text(dir / "decode_vs_keys.dat"));
+  int blank = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty()) {
+      if (++blank == 2) blocks.emplace_back();
+      continue;
+    }
+    blank = 0;
+    blocks.back().push_back(line);
+  }
+  // 1 x 32/8 and 1 x 32/32 heads at Nq 1 and 4 (the d = 64 shape has one length).
+  ASSERT_EQ(blocks.size(), 4u);
+  for (const auto& b : blocks) {
+    ASSERT_GE(b.size(), 3u);
+    for (const std::string& row : b) {
+      std::istringstream f(row);
+      double keys, at, best, model, floor;
+      ASSERT_TRUE(f >> keys >> at >> best >> model >> floor) << row;
+      EXPECT_LE(best, at) << row;
+      EXPECT_LT(floor, best) << row;  // nothing beats the copy bandwidth here
+      EXPECT_GT(model, 0.0) << row;
+    }
+  }
+  // The first series' first row: 1 x 32/8 heads x 4096 keys, bf16: (2 x 32 + 2 x 8 x 4096) x 128 x 2
+  // bytes over 4233 GB/s.
+  std::istringstream first(blocks[0][0]);
+  double keys, at, best, model, floor;
+  first >> keys >> at >> best >> model >> floor;
+  EXPECT_EQ(keys, 4096);
+  EXPECT_NEAR(floor, (2.0 * 32 + 2.0 * 8 * 4096) * 128 * 2 / 4233e9 * 1e3, 1e-6);
+  EXPECT_NE(run_flashtune("plot --decode '" + sweep + "' --profile '" FLASHTUNE_FIXTURE_PROFILE "' --out '" +
+                          dir.string() + "'").exit_code, 0);
+  EXPECT_NE(run_flashtune("plot --out '" + dir.string() + "'").exit_code, 0);
+  fs::remove_all(dir);
+}
+
 TEST(PlotsCli, HeatmapsOptionPicksWorkloadsAndNamesUnknownOnes) {
   if (!find_gnuplot()) GTEST_SKIP() << "gnuplot not installed";
   const fs::path dir = fresh_dir("heatpick");
