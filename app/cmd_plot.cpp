@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <vector>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -24,6 +25,26 @@
 namespace flashtune::app {
 namespace {
 
+// Runs `draw` (it checks its outputs before the folder or any file is made, then draws) and prints
+// each plot's files and note. One line on stderr and exit 1 for a file that could not be written
+// (full disk, file-size limit, read-only: the previous one is unchanged), exit 2 for bad input.
+int run_plots(const std::string& out, const std::function<std::vector<plots::PlotOutcome>()>& draw) {
+  try {
+    for (const plots::PlotOutcome& p : draw()) {
+      for (const std::string& stem : p.stems)
+        std::printf("%s/%s.svg  %s/%s.png\n", out.c_str(), stem.c_str(), out.c_str(), stem.c_str());
+      if (!p.note.empty()) std::printf("  note (%s): %s\n", p.title.c_str(), p.note.c_str());
+    }
+  } catch (const OutputError& e) {
+    std::fprintf(stderr, "flashtune plot: %s\n", printable(e.what()).c_str());
+    return kExitFailure;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "flashtune plot: %s\n", printable(e.what()).c_str());
+    return kExitUsage;
+  }
+  return kExitOk;
+}
+
 struct DecodePlotOptions {
   std::vector<std::string> sweeps;
   std::string gpu;
@@ -34,7 +55,7 @@ struct DecodePlotOptions {
 // the K/V length with the copy-bandwidth floor, from split sweeps (fit/decode_sweeps.h reads them;
 // the model's split and time with the default coefficients, as `flashtune fit --decode` scores them).
 int plot_decode_command(const PlotOptions& o, const DecodePlotOptions& d) {
-  try {
+  return run_plots(o.out, [&]() {
     if (!plots::find_gnuplot()) throw std::runtime_error(plots::gnuplot_missing_message());
     const model::GpuSpec gpu = model::gpu_spec_by_name_or_file(d.gpu.empty() ? "h100" : d.gpu);
     double copy = d.copy_gbps;
@@ -57,55 +78,30 @@ int plot_decode_command(const PlotOptions& o, const DecodePlotOptions& d) {
     // Before the folder or any file is made: the plan, then the output policy on each file.
     std::vector<std::pair<std::string, std::string>> plan;
     r.plan = &plan;
-    const plots::Drawer planner(r);
-    (void)plots::plot_decode_vs_keys(planner, pts, copy);
-    for (const auto& [stem, tmpl] : plan) {
+    (void)plots::plot_decode_vs_keys(plots::Drawer(r), pts, copy);
+    for (const auto& [stem, tmpl] : plan)
       for (const char* ext : {".dat", ".svg", ".png"}) {
         for (const std::string& in : d.sweeps)
           if (same_file(stem + ext, in)) throw std::runtime_error(stem + ext + ": would overwrite the input " + in);
         if (std::filesystem::exists(o.out)) require_replaceable(stem + ext);
       }
-    }
     r.plan = nullptr;
     remove_staged_temps_on_signal();
     plots::ensure_directory(o.out);
-    const plots::PlotOutcome p = plots::plot_decode_vs_keys(plots::Drawer(r), pts, copy);
-    for (const std::string& stem : p.stems)
-      std::printf("%s/%s.svg  %s/%s.png\n", o.out.c_str(), stem.c_str(), o.out.c_str(), stem.c_str());
-    if (!p.note.empty()) std::printf("  note (%s): %s\n", p.title.c_str(), p.note.c_str());
-  } catch (const OutputError& e) {
-    std::fprintf(stderr, "flashtune plot: %s\n", printable(e.what()).c_str());
-    return kExitFailure;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "flashtune plot: %s\n", printable(e.what()).c_str());
-    return kExitUsage;
-  }
-  return kExitOk;
+    return std::vector<plots::PlotOutcome>{plots::plot_decode_vs_keys(plots::Drawer(r), pts, copy)};
+  });
 }
 
 int plot_command(const PlotOptions& o) {
-  try {
+  return run_plots(o.out, [&]() {
     const plots::PlotSession s = plots::open_plot_session(o.profile, o.gpu_spec);
     if (!plots::find_gnuplot()) throw std::runtime_error(plots::gnuplot_missing_message());
     plots::check_session_outputs(s, o.out, o.heatmaps);  // before the folder or any file is made
     remove_staged_temps_on_signal();
     plots::ensure_directory(o.out);
     for (const std::string& why : s.skipped) std::fprintf(stderr, "flashtune plot: not predicted: %s\n", why.c_str());
-    for (const plots::PlotOutcome& p : plots::draw_session(s, o.out, o.heatmaps)) {
-      for (const std::string& stem : p.stems) std::printf("%s/%s.svg  %s/%s.png\n", o.out.c_str(), stem.c_str(),
-                                                          o.out.c_str(), stem.c_str());
-      if (!p.note.empty()) std::printf("  note (%s): %s\n", p.title.c_str(), p.note.c_str());
-    }
-  } catch (const OutputError& e) {
-    // A file that could not be written (full disk, file-size limit, read-only): the previous one is
-    // unchanged.
-    std::fprintf(stderr, "flashtune plot: %s\n", printable(e.what()).c_str());
-    return kExitFailure;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "flashtune plot: %s\n", printable(e.what()).c_str());
-    return kExitUsage;
-  }
-  return kExitOk;
+    return plots::draw_session(s, o.out, o.heatmaps);
+  });
 }
 
 }  // namespace

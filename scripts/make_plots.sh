@@ -4,6 +4,9 @@
 # Idempotent: the same profile and code give the same files; rerun it after refitting.
 #
 # Usage: scripts/make_plots.sh [profile] [out_dir]
+#        scripts/make_plots.sh --decode   the decode plots instead (issue 26: time against the K/V
+#                                         length with the copy-bandwidth floor) from the latest bf16 and
+#                                         fp32 split sweeps of each GPU: plots/decode-h200/, plots/decode-h100/
 #   FLASHTUNE=path/to/flashtune  use that binary (default: build the `small` preset's flashtune;
 #                                plots need no kernels, so the small kernel set is enough)
 #   HEATMAPS=a,b,c | all         workloads that get a heatmap (default: the seed cases t10 t11 t22
@@ -24,6 +27,15 @@ if [ -z "${FLASHTUNE:-}" ]; then
   cmake --preset small -G Ninja >/dev/null
   cmake --build --preset small -j "${JOBS:-$(nproc)}" --target flashtune
   FLASHTUNE=build-small/app/flashtune
+fi
+
+if [ "${1:-}" = "--decode" ]; then
+  r=docs/results
+  "$FLASHTUNE" plot --gpu h200 --out plots/decode-h200 \
+    --decode "$r/h200-decode-sweep-bf16-write-80da91a.jsonl" "$r/h200-decode-sweep-fp32-write-80da91a.jsonl"
+  "$FLASHTUNE" plot --gpu h100 --out plots/decode-h100 \
+    --decode "$r/h100-decode-sweep-bf16-write-d8fa166.jsonl" "$r/h100-decode-sweep-fp32-write-d8fa166.jsonl"
+  exit 0
 fi
 
 # Only the files a report writes are replaced: heatmaps of workloads no longer selected go too.

@@ -57,6 +57,22 @@ std::string read_text(const fs::path& p) {
   return ss.str();
 }
 
+// A .dat file's data blocks (gnuplot's `index`: separated by two blank lines), each its lines.
+std::vector<std::vector<std::string>> dat_blocks(const fs::path& p) {
+  std::vector<std::vector<std::string>> blocks(1);
+  std::istringstream in(read_text(p));
+  int blank = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty()) {
+      if (++blank == 2) blocks.emplace_back();
+      continue;
+    }
+    blank = 0;
+    blocks.back().push_back(line);
+  }
+  return blocks;
+}
+
 fs::path fresh_dir(const std::string& name) {
   const fs::path dir = fs::temp_directory_path() / ("flashtune_plots_test_" + name + "_" + std::to_string(::getpid()));
   fs::remove_all(dir);
@@ -309,17 +325,7 @@ TEST(PlotsCli, TimeVsNPointsAreMeasuredAndLinesAreTheModel) {
   const fs::path dir = fresh_dir("tvn");
   ASSERT_EQ(run_flashtune("plot --profile '" FLASHTUNE_FIXTURE_PROFILE "' --out '" + dir.string() + "'").exit_code, 0);
   // Blocks alternate: measured (N, ms) then model (N, ms), separated by two blank lines.
-  std::vector<std::vector<std::string>> blocks(1);
-  std::istringstream in(read_text(dir / "time_vs_n.dat"));
-  int blank = 0;
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty()) {
-      if (++blank == 2) blocks.emplace_back();
-      continue;
-    }
-    blank = 0;
-    blocks.back().push_back(line);
-  }
+  const std::vector<std::vector<std::string>> blocks = dat_blocks(dir / "time_vs_n.dat");
   ASSERT_EQ(blocks.size(), 4u);  // 2 panels x 1 series (B=8, N = 512, 1024, 2048)
   const auto profile = flashtune::plots::load_plot_profile(FLASHTUNE_FIXTURE_PROFILE);
   for (std::size_t b = 0; b < blocks.size(); b += 2) {
@@ -348,17 +354,7 @@ TEST(PlotsCli, DecodeTimeAgainstKeysWithTheBandwidthFloor) {
   const auto r = run_flashtune("plot --decode '" + sweep + "' --gpu h200 --out '" + dir.string() + "'");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(xml_problem(read_text(dir / "decode_vs_keys.svg")), "");
-  std::vector<std::vector<std::string>> blocks(1);
-  std::istringstream in(read_text(dir / "decode_vs_keys.dat"));
-  int blank = 0;
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty()) {
-      if (++blank == 2) blocks.emplace_back();
-      continue;
-    }
-    blank = 0;
-    blocks.back().push_back(line);
-  }
+  const std::vector<std::vector<std::string>> blocks = dat_blocks(dir / "decode_vs_keys.dat");
   // 1 x 32/8 and 1 x 32/32 heads at Nq 1 and 4 (the d = 64 shape has one length).
   ASSERT_EQ(blocks.size(), 4u);
   for (const auto& b : blocks) {
