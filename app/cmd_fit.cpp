@@ -108,7 +108,9 @@ int fit_decode_command(const FitOptions& o) {
     text += "(no coefficient written: model/coefficients.h holds the defaults, a profile's \"coefficients\" overrides them)\n";
     fitted = r.coefficients;
   }
-  // The residuals are the last coefficients' (the fitted ones with --free).
+  // The residuals are the last coefficients' (the fitted ones with --free); SIGINT or SIGTERM while
+  // they are staged leaves no temporary.
+  if (!o.residuals.empty()) remove_staged_temps_on_signal();
   if (!o.residuals.empty()) try {
       StagedOutput(o.residuals, fit::decode_residuals_csv(sweeps, gpu, fitted)).commit();
     } catch (const OutputError& e) {

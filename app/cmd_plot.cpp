@@ -3,7 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
-#include <filesystem>
+#include <cstdlib>
 #include <vector>
 #include <exception>
 #include <functional>
@@ -75,17 +75,12 @@ int plot_decode_command(const PlotOptions& o, const DecodePlotOptions& d) {
     r.gpu_name = gpu.name;
     r.gpu = &gpu;
     r.inputs = d.sweeps;
-    // Before the folder or any file is made: the plan, then the output policy on each file.
+    // Before the folder or any file is made: the plan, checked as every plot's is.
     std::vector<std::pair<std::string, std::string>> plan;
     r.plan = &plan;
     (void)plots::plot_decode_vs_keys(plots::Drawer(r), pts, copy);
-    for (const auto& [stem, tmpl] : plan)
-      for (const char* ext : {".dat", ".svg", ".png"}) {
-        for (const std::string& in : d.sweeps)
-          if (same_file(stem + ext, in)) throw std::runtime_error(stem + ext + ": would overwrite the input " + in);
-        if (std::filesystem::exists(o.out)) require_replaceable(stem + ext);
-      }
     r.plan = nullptr;
+    plots::check_plot_plan(r, plan);
     remove_staged_temps_on_signal();
     plots::ensure_directory(o.out);
     return std::vector<plots::PlotOutcome>{plots::plot_decode_vs_keys(plots::Drawer(r), pts, copy)};
@@ -118,7 +113,13 @@ void register_plot(CLI::App& app) {
   cmd->add_option("--copy-gbps", decode->copy_gbps,
                   "with --decode: the copy bandwidth of the floor, GB/s (default: the spec's measured copy "
                   "bandwidth, else its datasheet DRAM bandwidth)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Validator(
+          [](const std::string& v) {
+            char* end = nullptr;
+            const double x = std::strtod(v.c_str(), &end);
+            return end != v.c_str() && *end == '\0' && x > 0 ? std::string() : "must be above 0 GB/s, got " + v;
+          },
+          "GB/s > 0"));
   cmd->callback([opts, decode]() {
     set_action([opts, decode]() {
       if (opts->profile.empty() == decode->sweeps.empty()) {

@@ -61,6 +61,10 @@ void check_plot_outputs(const PlotRequest& r) {
   PlotRequest dry = r;
   dry.plan = &plan;
   (void)draw_each(dry);
+  check_plot_plan(r, plan);
+}
+
+void check_plot_plan(const PlotRequest& r, const std::vector<std::pair<std::string, std::string>>& plan) {
   std::error_code ec;
   const bool folder_exists = std::filesystem::is_directory(r.out_dir, ec);
   std::set<std::string> templates = {"common"};

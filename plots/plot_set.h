@@ -54,5 +54,8 @@ std::vector<PlotOutcome> draw_all_plots(const PlotRequest& r);
 // (profile/output_file.h; skipped while out_dir does not exist yet), and every template exists.
 // Throws std::runtime_error (OutputError for the policy) with one line. draw_all_plots calls it.
 void check_plot_outputs(const PlotRequest& r);
+// The same checks on a plan a caller listed itself (PlotRequest::plan: (out_dir/stem, template) per
+// plot), for plots drawn outside draw_all_plots (the decode plot, plots/plot_decode.h).
+void check_plot_plan(const PlotRequest& r, const std::vector<std::pair<std::string, std::string>>& plan);
 
 }  // namespace flashtune::plots
