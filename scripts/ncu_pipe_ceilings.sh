@@ -1,21 +1,13 @@
 #!/usr/bin/env bash
 # ncu on the best config of each SDPA-comparison case whose bf16 speed bar is open (issue 25:
-# >= 1.5x FLASH, >= 0.9x CUDNN; docs/tensor-cores.md "What the open speed bars ask of the SM"): how
+# >= 1.5x FLASH, >= 0.9x CUDNN; docs/kernels.md "What the open speed bars ask of the SM"): how
 # busy each pipe the softmax and the products run on is, one launch per case under ncu's own clock
-# and cache control (percentages of the pipe's peak over the active cycles, so the clock does not
-# matter), and how many MUFU (XU) instructions the launch issues per score. One JSON object a line in
+# and cache control (percentages of the pipe's peak over the active cycles: they compare kernels with
+# each other), and how many MUFU (XU) instructions the launch issues per score. One JSON object a line in
 # $OUT/ncu-pipes.jsonl (each metric "value unit"); $OUT/summary.txt.
 # Usage: OUT=dir bash scripts/ncu_pipe_ceilings.sh   (on a GPU machine with ncu; builds the app)
 cd "$(dirname "$0")/.."
-OUT="${OUT:?OUT=dir}"; mkdir -p "$OUT"
-export PATH=/usr/local/cuda/bin:$PATH
-S=$OUT/summary.txt
-nvidia-smi --query-gpu=name --format=csv,noheader > $S
-T0=$(date +%s)
-cmake -S . -B /tmp/b -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DFLASHTUNE_PYTHON=OFF > /tmp/cfg.log 2>&1 || { tail -20 /tmp/cfg.log >> $S; exit 1; }
-cmake --build /tmp/b -j16 --target flashtune > /tmp/build.log 2>&1 || { grep -m20 error /tmp/build.log >> $S; exit 1; }
-echo "build $(( $(date +%s) - T0 )) s" >> $S
-F=/tmp/b/app/flashtune
+source scripts/ncu_build.sh  # OUT, summary S, build, F
 # Pipes of the SM (percent of peak over active cycles), issue slots, resident warps, and the MUFU
 # instruction count (one EX2 per score and thread-lane: warp instructions x 32 / scores).
 M=gpu__time_duration.sum,sm__cycles_active.avg,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.per_cycle_active,sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active,smsp__inst_executed_pipe_xu.sum,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed

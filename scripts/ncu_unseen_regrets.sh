@@ -6,15 +6,7 @@
 # One JSON object a line in $OUT/ncu.jsonl (each metric "value unit"); $OUT/summary.txt.
 # Usage: OUT=dir bash scripts/ncu_unseen_regrets.sh   (on a GPU machine with ncu; builds the app)
 cd "$(dirname "$0")/.."
-OUT="${OUT:?OUT=dir}"; mkdir -p "$OUT"
-export PATH=/usr/local/cuda/bin:$PATH
-S=$OUT/summary.txt
-nvidia-smi --query-gpu=name --format=csv,noheader > $S
-T0=$(date +%s)
-cmake -S . -B /tmp/b -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DFLASHTUNE_PYTHON=OFF > /tmp/cfg.log 2>&1 || { tail -20 /tmp/cfg.log >> $S; exit 1; }
-cmake --build /tmp/b -j16 --target flashtune > /tmp/build.log 2>&1 || { grep -m20 error /tmp/build.log >> $S; exit 1; }
-echo "build $(( $(date +%s) - T0 )) s" >> $S
-F=/tmp/b/app/flashtune
+source scripts/ncu_build.sh  # OUT, summary S, build, F
 M=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum,smsp__inst_executed.sum,sm__warps_active.avg.per_cycle_active,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,launch__grid_size,launch__occupancy_limit_registers,sm__cycles_active.avg
 run() {  # workload-name B N d causal dtype config
   local name=$1 B=$2 N=$3 d=$4 causal=$5 dt=$6 cfg=$7
