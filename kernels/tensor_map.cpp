@@ -1,5 +1,7 @@
 #include "kernels/tensor_map.h"
 
+#include <algorithm>
+
 #include <cuda_runtime_api.h>
 #include <cudaTypedefs.h>
 
@@ -52,14 +54,20 @@ Support encode_operand_map(CUtensorMap& map, const char* name, const void* ptr, 
   if (!encode) return Support::no("cuTensorMapEncodeTiled is not available from the CUDA driver (TMA needs CUDA 12+)");
   const cuuint64_t dims[4] = {static_cast<cuuint64_t>(w.d), static_cast<cuuint64_t>(rows),
                               static_cast<cuuint64_t>(heads), static_cast<cuuint64_t>(batches)};
-  // One 128-byte swizzled row per box: 64 16-bit or 32 fp32 columns.
-  const cuuint32_t box[4] = {static_cast<cuuint32_t>(128 / e), static_cast<cuuint32_t>(box_rows), 1, 1};
+  // One swizzled row per box: 128 bytes (64 16-bit or 32 fp32 columns), or the whole row where it is
+  // shorter (16-bit d = 32: 64 bytes in the 64-byte swizzle; traits: Wgmma16::swizzle_bytes).
+  const long long row_bytes = std::min<long long>(128, w.d * e);
+  if (row_bytes != 128 && row_bytes != 64)
+    return Support::no(op + " rows of " + to_string(w.d) + " elements (" + to_string(row_bytes) +
+                       " bytes) fit no TMA swizzle the kernels lay out (64 or 128 bytes)");
+  const cuuint32_t box[4] = {static_cast<cuuint32_t>(row_bytes / e), static_cast<cuuint32_t>(box_rows), 1, 1};
+  const CUtensorMapSwizzle swizzle = row_bytes == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B;
   const CUtensorMapDataType type = w.dtype == DType::Bf16   ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
                                    : w.dtype == DType::Fp16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
                                                             : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
   const cuuint32_t elem_strides[4] = {1, 1, 1, 1};
   const CUresult r = encode(&map, type, 4, const_cast<void*>(ptr), dims, bytes, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                            CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                            swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS)
     return Support::no(op + ": cuTensorMapEncodeTiled refused the operand (CUresult " + to_string(static_cast<int>(r)) +

@@ -11,8 +11,9 @@ namespace flashtune::kernels {
 // Encodes operand `name` (base `ptr`, strides `s` in elements, `batches` batches of `heads` heads
 // of `rows` rows: query heads and N for Q and O, K/V heads and keys() for K and V) of workload w,
 // as the 4-D tensor {d, rows, heads, batches} (innermost first), read and written in boxes of one
-// 128-byte swizzled row (64 16-bit or 32 fp32 columns) x `box_rows` rows in the 128-byte swizzle
-// (the layouts of kernels/traits/wgmma16_traits.h and wgmma_tf32_traits.h). Rows past `rows` read as zeros and are never written. Refuses, in
+// swizzled row (128 bytes: 64 16-bit or 32 fp32 columns; 64 bytes in the 64-byte swizzle where a
+// row of d is that short, 16-bit d = 32) x `box_rows` rows (the layouts of
+// kernels/traits/wgmma16_traits.h and wgmma_tf32_traits.h). Rows past `rows` read as zeros and are never written. Refuses, in
 // one line naming the operand and the value, what TMA cannot address: a base or stride that is no
 // multiple of 16 bytes, a stride of 2^40 bytes or more, or an encoding the driver refuses.
 Support encode_operand_map(CUtensorMap& map, const char* name, const void* ptr, const OperandStrides& s, long long batches,

@@ -38,15 +38,18 @@ struct WgmmaParams {
 
 namespace wgmma16_detail {
 
-// The two shapes of each product: N = 64 or 128 (Bc for S, d for O).
+// The shapes of each product: N = Bc (64 or 128) for S, N = d (32, 64 or 128) for O.
 template <int DT, int N>
 __device__ __forceinline__ void mma_ss(float (&d)[N / 2], uint64_t a, uint64_t b, int scale_d) {
+  static_assert(N == 64 || N == 128, "S = Q K^T is m64n64 or m64n128 (Bc)");
   if constexpr (N == 64) wgmma::Ops<DT>::ss_n64(d, a, b, scale_d);
   else wgmma::Ops<DT>::ss_n128(d, a, b, scale_d);
 }
 template <int DT, int N>
 __device__ __forceinline__ void mma_rs(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t b) {
-  if constexpr (N == 64) wgmma::Ops<DT>::rs_n64(d, a, b);
+  static_assert(N == 32 || N == 64 || N == 128, "O += P V is m64n32, m64n64 or m64n128 (d)");
+  if constexpr (N == 32) wgmma::Ops<DT>::rs_n32(d, a, b);
+  else if constexpr (N == 64) wgmma::Ops<DT>::rs_n64(d, a, b);
   else wgmma::Ops<DT>::rs_n128(d, a, b);
 }
 
@@ -206,8 +209,8 @@ __global__ void __launch_bounds__(
           for (int cb = 0; cb < kBlocks; ++cb)
 #pragma unroll
             for (int w = 0; w < kConsumers; ++w)
-              hp::tma_load_4d(q_smem + cb * R::block_bytes(BR) + w * R::block_bytes(kRows), &P.q, qbar(b),
-                              cb * R::kBlockColumns, tw.q0 + w * kRows, tw.head, tw.batch);
+              hp::tma_load_4d(q_smem + cb * R::block_bytes(D, BR) + w * R::block_bytes(D, kRows), &P.q, qbar(b),
+                              cb * R::block_columns(D), tw.q0 + w * kRows, tw.head, tw.batch);
         };
         auto load_kv = [&](int t) {
           // Stage `stage` was last filled STAGES fills ago: wait until every consumer warp is done
@@ -217,9 +220,9 @@ __global__ void __launch_bounds__(
           const uint32_t k_smem = sbase + R::k_base(kC, stage), v_smem = sbase + R::v_base(kC, stage);
 #pragma unroll
           for (int cb = 0; cb < kBlocks; ++cb) {
-            hp::tma_load_4d(k_smem + cb * R::block_bytes(BC), &P.k, full(stage), cb * R::kBlockColumns, t * BC,
+            hp::tma_load_4d(k_smem + cb * R::block_bytes(D, BC), &P.k, full(stage), cb * R::block_columns(D), t * BC,
                             tw.kv_head, tw.batch);
-            hp::tma_load_4d(v_smem + cb * R::block_bytes(BC), &P.v, full(stage), cb * R::kBlockColumns, t * BC,
+            hp::tma_load_4d(v_smem + cb * R::block_bytes(D, BC), &P.v, full(stage), cb * R::block_columns(D), t * BC,
                             tw.kv_head, tw.batch);
           }
           if (++stage == STAGES) {
@@ -288,7 +291,7 @@ __global__ void __launch_bounds__(
     auto row_first_now = [&]() { return info_word(0, tw.q0) + kRows * cw; };
     auto kv_tiles_now = [&]() { return info_word(1, tw.kv_tiles); };
     // This warpgroup's 64 rows of each column block of the Q tile (the A operand of Q K^T).
-    const uint32_t q_rows = q_smem + cw * R::block_bytes(kRows);
+    const uint32_t q_rows = q_smem + cw * R::block_bytes(D, kRows);
     // The ping-pong's ring runs on across a persistent block's tiles: only the block's first turn
     // is not waited for and only its last not passed on (traits header).
     const bool block_first = PERSISTENT == 0 || i == 0;
@@ -310,14 +313,14 @@ __global__ void __launch_bounds__(
       const uint32_t k_smem = sbase + R::k_base(kC, st);
 #pragma unroll
       for (int kk = 0; kk < D / 16; ++kk)
-        wd::mma_ss<DT, BC>(s, R::kmajor_descriptor(q_rows + R::kmajor_step_bytes(BR, kk)),
-                           R::kmajor_descriptor(k_smem + R::kmajor_step_bytes(BC, kk)), kk > 0 ? 1 : 0);
+        wd::mma_ss<DT, BC>(s, R::kmajor_descriptor(D, q_rows + R::kmajor_step_bytes(D, BR, kk)),
+                           R::kmajor_descriptor(D, k_smem + R::kmajor_step_bytes(D, BC, kk)), kk > 0 ? 1 : 0);
     };
     // O += P V of the tile in stage `st`: Bc / 16 wgmma, V MN-major. The caller fences and commits.
     auto issue_pv = [&](int st, const uint32_t(&pf)[BC / 16][4]) {
       const uint32_t v_smem = sbase + R::v_base(kC, st);
 #pragma unroll
-      for (int kk = 0; kk < BC / 16; ++kk) wd::mma_rs<DT, D>(o, pf[kk], R::v_descriptor(v_smem + R::v_step_bytes(kk), BC));
+      for (int kk = 0; kk < BC / 16; ++kk) wd::mma_rs<DT, D>(o, pf[kk], R::v_descriptor(D, v_smem + R::v_step_bytes(D, kk), BC));
     };
     // Whether tile t crosses kv_len or this warpgroup's diagonal (then its scores are masked).
     auto needs_mask = [&](int t) {
@@ -514,7 +517,20 @@ __global__ void __launch_bounds__(
     }
 
     // Epilogue: O / l rounded to the dtype into this warpgroup's rows of the Q tile (its own Q reads
-    // are complete), then one TMA store per column block; rows past N are clipped by the map.
+    // are complete), or of the O staging tile (traits: stages_o), then one TMA store per column
+    // block; rows past N are clipped by the map.
+    constexpr bool kStaged = R::stages_o(T::kConfig);
+    const uint32_t out_smem = kStaged ? sbase + static_cast<uint32_t>(R::o_base(kC)) : q_smem;
+    if constexpr (kStaged) {
+      if (ctid == 0) {
+        // Every product of the tile has completed (the loop's last wait): Q's buffer may take a
+        // later tile's Q now, under this epilogue, as a stage is released after its products.
+        hp::mbarrier_arrive(qfree(qb));
+        // This warpgroup's previous O store, a tile ago, has read the staging rows.
+        hp::tma_store_wait_read();
+      }
+      hp::named_barrier_sync(R::epilogue_barrier(cw), R::kWarpgroupThreads);
+    }
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       float l = l_run[h];
@@ -524,23 +540,30 @@ __global__ void __launch_bounds__(
       const int row = kRows * cw + 16 * wi + g + 8 * h;
 #pragma unroll
       for (int j = 0; j < D / 8; ++j)
-        wd::st_shared_u32(q_smem + R::element_byte(BR, row, 8 * j + 2 * tq),
+        wd::st_shared_u32(out_smem + R::element_byte(D, BR, row, 8 * j + 2 * tq),
                           wd::pack<DT>(o[4 * j + 2 * h] * inv, o[4 * j + 2 * h + 1] * inv));
     }
     hp::fence_proxy_async_shared();
     hp::named_barrier_sync(R::epilogue_barrier(cw), R::kWarpgroupThreads);
     if (ctid == 0) {
       const int head = info_word(2, tw.head), batch = info_word(3, tw.batch);
+      const uint32_t out_rows = out_smem + cw * R::block_bytes(D, kRows);
 #pragma unroll
       for (int b = 0; b < kBlocks; ++b)
-        hp::tma_store_4d(&P.o, q_rows + b * R::block_bytes(BR), b * R::kBlockColumns, row_first_now(), head, batch);
+        hp::tma_store_4d(&P.o, out_rows + b * R::block_bytes(D, BR), b * R::block_columns(D), row_first_now(), head, batch);
       hp::tma_store_commit();
-      hp::tma_store_wait_read();
-      // The store has read this warpgroup's rows: the producer may load a later tile's Q there.
-      if constexpr (PERSISTENT != 0) hp::mbarrier_arrive(qfree(qb));
+      if constexpr (!kStaged) {
+        hp::tma_store_wait_read();
+        // The store has read this warpgroup's rows: the producer may load a later tile's Q there.
+        if constexpr (PERSISTENT != 0) hp::mbarrier_arrive(qfree(qb));
+      }
     }
     phase += 2u;
   } while (more_tiles(tile_of(ordinal())));
+  // The staging rows must stay until the last store has read them.
+  if constexpr (R::stages_o(T::kConfig)) {
+    if (ctid == 0) hp::tma_store_wait_read();
+  }
 }
 
 }  // namespace flashtune::kernels

@@ -6,7 +6,8 @@ generate; this script writes them once. Run: python3 scripts/gen_wgmma_ops.py > 
 """
 
 TYPES = {"Bf16": "bf16", "Fp16": "f16"}
-SHAPES = (64, 128)
+SS_SHAPES = (64, 128)      # S = Q K^T: N = Bc
+RS_SHAPES = (32, 64, 128)  # O += P V: N = d
 
 
 def regs(first, count):
@@ -46,7 +47,8 @@ def rs(ptx_type, n):
   }}"""
 
 
-print("""// wgmma.mma_async m64nNk16 with fp32 accumulators for bf16 and fp16, N in {64, 128}: the shapes
+print("""// wgmma.mma_async m64nNk16 with fp32 accumulators for bf16 and fp16 (ss: N in {64, 128}; rs: N in
+// {32, 64, 128}): the shapes
 // kernels/wgmma16.cuh issues. Written by scripts/gen_wgmma_ops.py (the accumulator operand lists);
 // edit the script, not this file. sm_90a only.
 #pragma once
@@ -62,8 +64,9 @@ struct Ops;
 """)
 for enum, t in TYPES.items():
     print(f"template <>\nstruct Ops<static_cast<int>(DType::{enum})> {{")
-    for n in SHAPES:
+    for n in SS_SHAPES:
         print(ss(t, n))
+    for n in RS_SHAPES:
         print(rs(t, n))
     print("};\n")
 print("}  // namespace flashtune::kernels::wgmma")

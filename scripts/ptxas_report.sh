@@ -45,9 +45,18 @@ awk '
     label = name
     # _ZN9flashtune7kernels12mma16_kernelILi128ELi128ELi64ELNS_6LayoutE2ELi1ELi2ELi1EEEv...
     #   (D, BR, BC, Layout, DType 1 = bf16 / 2 = fp16, stages, q_smem)
-    #   -> mma16/d128/br128xbc64/swizzled/bf16/s2/qsmem, TileConfig::name(); wgmma16_kernel (14)
-    #   the same. First: the generic pattern below matches its first five fields too.
-    if (match(name, /kernels(12mma16|14wgmma16)_kernelILi[0-9]+ELi[0-9]+ELi[0-9]+ELNS_6LayoutE[0-9]ELi[0-9]+ELi[0-9]+ELi[0-9]+E/)) {
+    #   -> mma16/d128/br128xbc64/swizzled/bf16/s2/qsmem, TileConfig::name(). Before the generic
+    #   pattern below, which matches their first five fields too.
+    if (match(name, /kernels14wgmma16_kernelILi[0-9]+ELi[0-9]+ELi[0-9]+ELNS_6LayoutE[0-9]ELi[0-9]+ELi[0-9]+ELi[0-9]+ELi[0-9]+ELi[0-9]+ELi[0-9]+E/)) {
+      # wgmma16_kernel's ten (D, BR, BC, Layout, DType, stages, q_smem, overlap, ping_pong,
+      #   persistent) -> wgmma16/d64/br192xbc128/swizzled/bf16/s2/pe: the knobs in name() order.
+      s = substr(name, RSTART, RLENGTH); sub(/^kernels14wgmma16_kernelILi/, "", s); sub(/E$/, "", s)
+      gsub(/ELi|ELNS_6LayoutE/, " ", s)
+      split(s, f, " ")
+      dt = (f[5] == 1 ? "bf16" : (f[5] == 2 ? "fp16" : "dtype" f[5]))
+      label = sprintf("wgmma16/d%s/br%sxbc%s/swizzled/%s/s%s%s%s%s", f[1], f[2], f[3], dt, f[6],
+                      f[8] != 0 ? "/ov" : "", f[9] != 0 ? "/pp" : "", f[10] != 0 ? "/pe" : "")
+    } else if (match(name, /kernels12mma16_kernelILi[0-9]+ELi[0-9]+ELi[0-9]+ELNS_6LayoutE[0-9]ELi[0-9]+ELi[0-9]+ELi[0-9]+E/)) {
       s = substr(name, RSTART, RLENGTH); sub(/^kernels[0-9]+/, "", s); sub(/E$/, "", s)
       v = s; sub(/_kernelILi.*/, "", v); sub(/^[a-z0-9]+_kernelILi/, "", s)
       gsub(/ELi|ELNS_6LayoutE/, " ", s)

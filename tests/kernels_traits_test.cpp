@@ -800,13 +800,25 @@ TEST(KernelTraits, PersistentKnobNamesParsesAndLaysOutItsQBuffers) {
   TileConfig d128s2{Variant::Wgmma16, 128, 128, 128, Layout::Swizzled, DType::Bf16, 2, false, false, false, true};
   EXPECT_EQ(W::q_buffers(d128s2), 2);
   EXPECT_EQ(W::q_buffers(all), 1);
+  // O staging where two Q buffers and the tile fit: d = 64 s2 and d = 128 s2 (230496 of 232448 B),
+  // not d = 128 s3 (one Q buffer) nor without the persistent grid.
+  EXPECT_TRUE(W::stages_o(pe));
+  EXPECT_TRUE(W::stages_o(d128s2));
+  EXPECT_LE(W::smem_bytes(d128s2), traits::kMaxSmemOptinBytes);
+  EXPECT_FALSE(W::stages_o(all));
+  EXPECT_FALSE(W::stages_o(twin));
   for (const TileConfig& c : compiled_configs()) {
     if (c.variant != Variant::Wgmma16) continue;
     EXPECT_LE(W::smem_bytes(c), traits::kMaxSmemOptinBytes) << c.name();
     const int qb = W::q_buffers(c);
     // Q buffers, then the ring, then the barriers and (persistent) the tile descriptions, apart.
     EXPECT_EQ(W::k_base(c, 0), qb * W::q_bytes(c)) << c.name();
-    EXPECT_EQ(W::barrier_base(c), W::v_base(c, c.stages)) << c.name();
+    // The O staging tile (persistent, two Q buffers, where it fits) between the ring and the barriers.
+    EXPECT_EQ(W::o_base(c), W::v_base(c, c.stages)) << c.name();
+    EXPECT_EQ(W::o_base(c) % 1024, 0) << c.name();
+    EXPECT_EQ(W::o_staging_bytes(c), W::stages_o(c) ? W::q_bytes(c) : 0) << c.name();
+    if (W::stages_o(c)) EXPECT_TRUE(c.persistent && qb == 2) << c.name();
+    EXPECT_EQ(W::barrier_base(c), W::v_base(c, c.stages) + W::o_staging_bytes(c)) << c.name();
     EXPECT_EQ(W::q_barrier(c, 0), W::empty_barrier(c, c.stages - 1) + 8) << c.name();
     if (c.persistent) {
       EXPECT_EQ(W::q_free_barrier(c, 0), W::q_barrier(c, qb - 1) + 8) << c.name();
@@ -829,8 +841,9 @@ TEST(KernelTraits, PersistentKnobNamesParsesAndLaysOutItsQBuffers) {
   EXPECT_EQ(a.threads_per_block, b.threads_per_block);
   EXPECT_EQ(a.per_kv_tile.wgmma, b.per_kv_tile.wgmma);
   EXPECT_EQ(a.per_kv_tile.exp, b.per_kv_tile.exp);
-  // Its second Q tile, the second Q barrier, two q_free barriers and three tile descriptions.
-  EXPECT_EQ(a.smem_bytes, b.smem_bytes + W::q_bytes(pe) + 8 + 2 * 8 + 3 * 4 * W::kTileInfoWords);
+  // Its second Q tile, its O staging tile, the second Q barrier, two q_free barriers and three tile
+  // descriptions.
+  EXPECT_EQ(a.smem_bytes, b.smem_bytes + 2 * W::q_bytes(pe) + 8 + 2 * 8 + 3 * 4 * W::kTileInfoWords);
 }
 
 }  // namespace

@@ -109,6 +109,14 @@ struct Wgmma16Compiled {
   };
 #else
   static constexpr TileConfig kList[] = {
+      // d = 32 (the 64-byte swizzle), for the seed cases that mma16 alone served: t29 (4 x 32768,
+      // where Br = 192 runs 7% ahead of mma16's best on the H200) and t11 (13600 heads of 128 rows,
+      // one K/V tile a query tile: /pe lands the next tile's Q and K/V under the current one's math,
+      // 1.45x its twin, still 8% behind mma16). s3/pe and Br 128 Bc 64 s4/pe ran no faster than s2/pe.
+      {V, 32, 128, 128, S, B, 2, false},
+      {V, 32, 128, 128, S, B, 2, false, false, false, kPe},
+      {V, 32, 192, 128, S, B, 2, false},
+      {V, 32, 192, 128, S, B, 2, false, false, false, kPe},
       {V, 64, 128, 64, S, B, 2, false},
       {V, 64, 128, 128, S, B, 2, false},
       {V, 64, 128, 128, S, B, 2, false, false, kPp},
@@ -166,17 +174,23 @@ struct Wgmma16 : WarpgroupRoles<24> {
   }
 
   // ---- shared-memory layout (byte offsets from the 1024-aligned base) --------------------------
-  static constexpr int kSwizzleBytes = 128;  // CU_TENSOR_MAP_SWIZZLE_128B, descriptor mode 1
-  static constexpr int kSwizzleAtomBytes = 8 * kSwizzleBytes;
-  static constexpr int kBlockColumns = kSwizzleBytes / kElementBytes;  // 64 elements per row of a block
-  static constexpr int column_blocks(int d) { return d / kBlockColumns; }
-  static constexpr int block_bytes(int rows) { return rows * kSwizzleBytes; }
+  // The TMA / wgmma swizzle of a row of d 16-bit elements: 128 bytes (64 elements) at d >= 64, the
+  // 64-byte swizzle at d = 32 (one row of 32 elements is one swizzled row).
+  static constexpr int swizzle_bytes(int d) { return d * kElementBytes < 128 ? d * kElementBytes : 128; }
+  // The descriptor's layout type (bits 62-63) and the TMA map's swizzle for it: 1 = 128 B, 2 = 64 B.
+  static constexpr int swizzle_mode(int d) { return swizzle_bytes(d) == 128 ? 1 : 2; }
+  static constexpr int swizzle_atom_bytes(int d) { return 8 * swizzle_bytes(d); }  // 8 rows: the pattern's period
+  static constexpr int block_columns(int d) { return swizzle_bytes(d) / kElementBytes; }
+  static constexpr int column_blocks(int d) { return d / block_columns(d); }
+  static constexpr int block_bytes(int d, int rows) { return rows * swizzle_bytes(d); }
   static constexpr int tile_bytes(int rows, int d) { return rows * d * kElementBytes; }
-  // Byte of element (row, col) in a [rows, d] tile: column block col / 64, 16-byte chunk
-  // (col % 64) / 8 XOR row % 8, element col % 8 in the chunk.
-  static constexpr int element_byte(int rows, int row, int col) {
-    return (col / kBlockColumns) * block_bytes(rows) + row * kSwizzleBytes +
-           16 * (((col % kBlockColumns) / 8) ^ (row % 8)) + kElementBytes * (col % 8);
+  // Byte of element (row, col) in a [rows, d] tile: column block col / block_columns, then its
+  // 16-byte chunk XOR the row's phase in the 8-row period: row % 8 in the 128-byte swizzle, (row / 2) % 4
+  // in the 64-byte one (address bits 7-9 or 7-8 into bits 4-6 or 4-5, from a 1024-aligned base).
+  static constexpr int element_byte(int d, int rows, int row, int col) {
+    const int bc = block_columns(d), phase = swizzle_bytes(d) == 128 ? row % 8 : (row / 2) % 4;
+    return (col / bc) * block_bytes(d, rows) + row * swizzle_bytes(d) + 16 * (((col % bc) / 8) ^ phase) +
+           kElementBytes * (col % 8);
   }
   static constexpr int q_bytes(const TileConfig& c) { return tile_bytes(c.Br, c.d); }
   static constexpr int kv_tile_bytes(const TileConfig& c) { return tile_bytes(c.Bc, c.d); }
@@ -205,10 +219,26 @@ struct Wgmma16 : WarpgroupRoles<24> {
     return q_buffers(c) * q_bytes(c) + stage * kv_tile_bytes(c);
   }
   static constexpr int v_base(const TileConfig& c, int stage) { return k_base(c, c.stages) + stage * kv_tile_bytes(c); }
+  // Persistent, where it fits beside two Q buffers and the ring: O goes out through a staging tile
+  // of its own ([Br, d], after the ring) instead of through the Q buffer's rows. The Q buffer is
+  // then free once the tile's last products have completed (each consumer arrives on q_free right
+  // after its K/V loop, as it releases a stage), and no consumer waits for its O store to have been
+  // read before its next tile: the store of tile i has until tile i + 1's epilogue, where the
+  // warpgroup's first thread checks it (cp.async.bulk.wait_group.read) before the staging rows are
+  // written again. Without it every persistent tile ended on that wait, the whole warpgroup held at
+  // the next tile's first barrier (t11, d = 32: one K/V tile per query tile).
+  static constexpr int o_staging_bytes(const TileConfig& c) {
+    const int with = 2 * q_bytes(c) + 2 * c.stages * kv_tile_bytes(c) + q_bytes(c) + 16 * c.stages + 32 +
+                     4 * kTileInfoWords * consumers(c) + kBaseAlignSlack;
+    return c.persistent && q_buffers(c) == 2 && with <= kMaxSmemOptinBytes ? q_bytes(c) : 0;
+  }
+  static constexpr bool stages_o(const TileConfig& c) { return o_staging_bytes(c) > 0; }
+  static constexpr int o_base(const TileConfig& c) { return v_base(c, c.stages); }
   // mbarriers (8 bytes each): full[stage] (TMA bytes landed), empty[stage] (every consumer warp done
   // with the stage), then the Q barrier of each Q buffer, then (persistent) each Q buffer's q_free
-  // barrier (every consumer warpgroup's O stored out of it).
-  static constexpr int barrier_base(const TileConfig& c) { return v_base(c, c.stages); }
+  // barrier (every consumer warpgroup's O stored out of it, or with the O staging tile its last
+  // products completed).
+  static constexpr int barrier_base(const TileConfig& c) { return o_base(c) + o_staging_bytes(c); }
   static constexpr int full_barrier(const TileConfig& c, int stage) { return barrier_base(c) + 8 * stage; }
   static constexpr int empty_barrier(const TileConfig& c, int stage) { return barrier_base(c) + 8 * (c.stages + stage); }
   static constexpr int q_barrier(const TileConfig& c, int buffer = 0) { return barrier_base(c) + 16 * c.stages + 8 * buffer; }
@@ -226,37 +256,39 @@ struct Wgmma16 : WarpgroupRoles<24> {
     return (c.persistent ? tile_info(c, consumers(c)) : q_barrier(c, q_buffers(c))) + kBaseAlignSlack;
   }
   // Arrivals that free a Q buffer for the next tile's Q: one per consumer warpgroup, after its
-  // TMA store of O has read the buffer's rows (cp.async.bulk.wait_group.read).
+  // TMA store of O has read the buffer's rows (cp.async.bulk.wait_group.read), or with the O
+  // staging tile (stages_o) after its K/V loop.
   static constexpr int q_free_arrivals(const TileConfig& c) { return consumers(c); }
   // Arrivals that free a stage: one per consumer warp, after its wgmma.wait_group 0.
   static constexpr int empty_arrivals(const TileConfig& c) { return 4 * consumers(c); }
   // TMA bytes that complete a stage's full barrier and the Q barrier.
   static constexpr int stage_tx_bytes(const TileConfig& c) { return 2 * kv_tile_bytes(c); }
   static constexpr int q_tx_bytes(const TileConfig& c) { return q_bytes(c); }
-  // TMA boxes: 64 columns (one 128-byte swizzled row) x 64 rows for Q and O (one consumer's rows),
-  // x Bc rows for K and V.
+  // TMA boxes: block_columns (one swizzled row: 64 columns, 32 at d = 32) x 64 rows for Q and O
+  // (one consumer's rows), x Bc rows for K and V.
   static constexpr int kQBoxRows = kRowsPerConsumer;
 
   // ---- wgmma shared-memory matrix descriptors (PTX ISA, "matrix descriptor format") -------------
   // bits 0-13 start address >> 4, 16-29 leading byte offset >> 4, 32-45 stride byte offset >> 4,
-  // 62-63 swizzle mode (1 = 128 B).
-  static constexpr uint64_t descriptor(uint32_t addr, uint32_t lbo, uint32_t sbo) {
+  // 62-63 swizzle mode (1 = 128 B, 2 = 64 B: swizzle_mode).
+  static constexpr uint64_t descriptor(int d, uint32_t addr, uint32_t lbo, uint32_t sbo) {
     return (uint64_t((addr & 0x3FFFF) >> 4)) | (uint64_t(lbo >> 4) << 16) | (uint64_t(sbo >> 4) << 32) |
-           (uint64_t(1) << 62);
+           (uint64_t(swizzle_mode(d)) << 62);
   }
-  // K-major operands (Q as A, K as B of Q K^T): 8-row groups 1024 bytes apart (the stride offset);
-  // the leading offset is unused with the 128-byte swizzle (1 by convention). k-step kk (16
-  // elements, 32 bytes) moves 32 bytes along the swizzled row inside column block kk / 4.
-  static constexpr uint32_t kmajor_step_bytes(int rows, int kk) {
-    return static_cast<uint32_t>((kk / 4) * block_bytes(rows) + (kk % 4) * 32);
+  // K-major operands (Q as A, K as B of Q K^T): 8-row groups one swizzle atom apart (the stride
+  // offset); the leading offset is unused with a swizzle (1 by convention). k-step kk (16 elements,
+  // 32 bytes) moves 32 bytes along the swizzled row inside column block kk / (block_columns / 16).
+  static constexpr uint32_t kmajor_step_bytes(int d, int rows, int kk) {
+    const int steps = block_columns(d) / 16;
+    return static_cast<uint32_t>((kk / steps) * block_bytes(d, rows) + (kk % steps) * 32);
   }
-  static constexpr uint64_t kmajor_descriptor(uint32_t addr) { return descriptor(addr, 16, kSwizzleAtomBytes); }
-  // V as the MN-major B of P V (d contiguous, keys down the rows): 8 keys per 1024-byte group (the
-  // stride offset), the next 64 columns of d one column block further (the leading offset,
-  // Bc x 128 bytes); k-step kk (16 keys) starts 16 rows down.
-  static constexpr uint32_t v_step_bytes(int kk) { return static_cast<uint32_t>(16 * kk * kSwizzleBytes); }
-  static constexpr uint64_t v_descriptor(uint32_t addr, int bc) {
-    return descriptor(addr, static_cast<uint32_t>(block_bytes(bc)), kSwizzleAtomBytes);
+  static constexpr uint64_t kmajor_descriptor(int d, uint32_t addr) { return descriptor(d, addr, 16, swizzle_atom_bytes(d)); }
+  // V as the MN-major B of P V (d contiguous, keys down the rows): 8 keys per swizzle atom (the
+  // stride offset), the next block_columns of d one column block further (the leading offset,
+  // Bc swizzled rows; unused at d = 32, one block); k-step kk (16 keys) starts 16 rows down.
+  static constexpr uint32_t v_step_bytes(int d, int kk) { return static_cast<uint32_t>(16 * kk * swizzle_bytes(d)); }
+  static constexpr uint64_t v_descriptor(int d, uint32_t addr, int bc) {
+    return descriptor(d, addr, static_cast<uint32_t>(block_bytes(d, bc)), swizzle_atom_bytes(d));
   }
 
   // ---- instructions per K/V tile and consumer warpgroup ------------------------------------------
@@ -318,7 +350,7 @@ struct Wgmma16 : WarpgroupRoles<24> {
   static constexpr TileFault fault(const TileConfig& c) {
     if (const TileFault f = common_shape_fault(c, kVariant); f != TileFault::None) return f;
     if (!is_dtype(c.dtype)) return TileFault::ElementType;
-    if (c.d != 64 && c.d != 128) return TileFault::VariantHeadDim;
+    if (c.d != 32 && c.d != 64 && c.d != 128) return TileFault::VariantHeadDim;
     if (c.Br != 64 && c.Br != 128 && c.Br != 192) return TileFault::VariantRows;
     if (c.Bc != 64 && c.Bc != 128) return TileFault::VariantCols;
     if (c.stages < 2 || c.stages > 4) return TileFault::VariantStages;
@@ -334,7 +366,7 @@ struct Wgmma16 : WarpgroupRoles<24> {
       case TileFault::ElementType:
         return name + " multiplies bf16 or fp16 operands, not " + dtype_name(c.dtype) + " (add /bf16 or /fp16)";
       case TileFault::VariantHeadDim:
-        return name + " needs d in {64, 128} (rows of whole 128-byte swizzle blocks), got d=" + std::to_string(c.d);
+        return name + " needs d in {32, 64, 128} (rows of whole 64- or 128-byte swizzle blocks), got d=" + std::to_string(c.d);
       case TileFault::VariantRows:
         return name + " needs Br in {64, 128, 192} (1 to 3 consumer warpgroups of 64 rows), got Br=" + std::to_string(c.Br);
       case TileFault::VariantCols: return name + " needs Bc in {64, 128}, got Bc=" + std::to_string(c.Bc);
@@ -395,7 +427,7 @@ inline KernelGeometry Wgmma16::geometry(const TileConfig& c) {
       [=](int warp, int lane, long long i) -> long long {
         const int wg = warp / 4, wi = warp % 4, j = static_cast<int>(i / 2), h = static_cast<int>(i % 2);
         const int row = 16 * wi + lane / 4 + 8 * h, col = 8 * j + 2 * (lane % 4);
-        return q_base(c) + element_byte(c.Br, kRowsPerConsumer * wg + row, col);
+        return q_base(c) + element_byte(c.d, c.Br, kRowsPerConsumer * wg + row, col);
       }));
 
   // Counts of one full K/V tile per block. The tensor pipe's work is counted as mma16 instructions
