@@ -489,23 +489,33 @@ TEST(PredictAsyncPipeline, PersistentGridPaysTheFillOnceAndRefusesCausal) {
   const Prediction a = time_of(d128, n1k), b = time_of(with_pe(d128), n1k);
   ASSERT_EQ(a.waves.waves, 4);
   const double fill = k.block_latency_cycles / h100.clock_hz();
+  // The fill and drain once instead of per wave, less what the persistent loop executes beyond the
+  // twin's per K/V tile (config_catalog.cpp: ncu's 7-13 instructions per warp and tile).
   EXPECT_LT(b.time_s, a.time_s);
-  EXPECT_NEAR(a.time_s - b.time_s, 3 * fill, 1e-9);
+  EXPECT_LT(a.time_s - b.time_s, 3 * fill);
+  EXPECT_GT(a.time_s - b.time_s, 2 * fill);
   EXPECT_DOUBLE_EQ(b.pipes.tensor, a.pipes.tensor);
+  EXPECT_GT(b.pipes.issue, a.pipes.issue);
+  ConfigCatalog instructions;
+  EXPECT_DOUBLE_EQ(instructions.analysis(with_pe(d128)).extra_warp_instructions_per_warp_tile,
+                   instructions.analysis(d128).extra_warp_instructions_per_warp_tile + 10.0);
   // One Q buffer: a load latency per later round comes back.
   const TileConfig ov{Variant::Wgmma16, 128, 128, 128, Layout::Swizzled, DType::Bf16, 3, false, true};
   const Prediction c = time_of(ov, n1k), e = time_of(with_pe(ov), n1k);
   EXPECT_LT(e.time_s, c.time_s);
-  EXPECT_NEAR(c.time_s - e.time_s, 3 * (fill - k.iteration_latency_cycles / h100.clock_hz()), 1e-9);
-  // Long blocks: equal within 0.5%.
+  EXPECT_LT(c.time_s - e.time_s, 3 * (fill - k.iteration_latency_cycles / h100.clock_hz()));
+  // Long blocks: the loop's instructions, no fill to save worth them: /pe 0-2% slower (measured
+  // 1.01-1.05x on one- and two-wave grids of long blocks).
   const TileConfig br192{Variant::Wgmma16, 64, 192, 128, Layout::Swizzled, DType::Bf16, 2, false};
   const Workload t30{2, 32768, 64, false, 0.0f, DType::Bf16};
   const double long_ratio = time_of(with_pe(br192), t30).time_s / time_of(br192, t30).time_s;
-  EXPECT_LE(long_ratio, 1.0);
-  EXPECT_GT(long_ratio, 0.995);
-  // One wave (fewer tiles than SMs): nothing to hide, equal.
+  EXPECT_GT(long_ratio, 1.0);
+  EXPECT_LT(long_ratio, 1.02);
+  // One wave (fewer tiles than SMs): no fill to hide, the loop's instructions only.
   const Workload small{4, 1024, 128, false, 0.0f, DType::Bf16};
-  EXPECT_DOUBLE_EQ(time_of(with_pe(d128), small).time_s, time_of(d128, small).time_s);
+  const double one_wave = time_of(with_pe(d128), small).time_s / time_of(d128, small).time_s;
+  EXPECT_GT(one_wave, 1.0);
+  EXPECT_LT(one_wave, 1.01);
   // Causal: refused by the model as by the kernel (traits::Wgmma16::persistent_refusal: its static
   // order ran 1.15x-2.0x slower than the twin, where this model put the two level), so that no
   // ranking picks it; the twin is predicted as ever.
