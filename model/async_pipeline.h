@@ -53,8 +53,10 @@
 // The persistent grid ("/pe", TileConfig::persistent: about one block per SM walking the tiles of
 // the one-block-per-tile grid in its order) runs the same rounds of tiles, but pays the fill and
 // drain once, not per wave (each later tile's Q and first stages load under the previous tile's
-// work), plus one load latency per later round where only one Q buffer fits (q_buffers). It
-// serves non-causal workloads only (traits::Wgmma16::persistent_refusal; predict refuses the rest).
+// work), plus one load latency per later round where only one Q buffer fits (q_buffers), and its
+// loop's instructions beyond the twin's per K/V tile (its compiled-instruction row,
+// config_catalog.cpp). It serves non-causal workloads only (traits::Wgmma16::persistent_refusal;
+// predict refuses the rest).
 #pragma once
 
 #include "model/coefficients.h"
