@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ncu on the best config of each SDPA-comparison case whose bf16 speed bar is open (issue 25:
+# ncu on the best configs of each SDPA-comparison case whose bf16 speed bar is open (issue 25:
 # >= 1.5x FLASH, >= 0.9x CUDNN; docs/kernels.md "What the open speed bars ask of the SM"): how
 # busy each pipe the softmax and the products run on is, one launch per case under ncu's own clock
 # and cache control (percentages of the pipe's peak over the active cycles: they compare kernels with
@@ -26,12 +26,15 @@ run() {  # case B N d causal config
 }
 run t11 13600 128 32 0 mma16/d32/br64xbc128/swizzled/bf16/s2
 run t11 13600 128 32 0 mma16/d32/br128xbc32/swizzled/bf16/s2
+run t11 13600 128 32 0 wgmma16/d32/br128xbc128/swizzled/bf16/s2/pe
 run t29 4 32768 32 0 mma16/d32/br128xbc128/swizzled/bf16/s2
+run t29 4 32768 32 0 wgmma16/d32/br192xbc128/swizzled/bf16/s2
 run t30 2 32768 64 0 wgmma16/d64/br192xbc128/swizzled/bf16/s2
 run h16k 16 4096 64 0 wgmma16/d64/br192xbc128/swizzled/bf16/s2
 run t22 500 2048 64 0 wgmma16/d64/br192xbc128/swizzled/bf16/s2/pe
 run n1k_d128 64 1024 128 0 wgmma16/d128/br128xbc128/swizzled/bf16/s2/pe
 run n1k_d128_causal 64 1024 128 1 wgmma16/d128/br128xbc64/swizzled/bf16/s3
 run n1k_d128_causal 64 1024 128 1 wgmma16/d128/br128xbc128/swizzled/bf16/s2/pp
+run n1k_d128_causal 64 1024 128 1 wgmma16/d128/br128xbc128/swizzled/bf16/s3/ov/pp
 echo "total $(( $(date +%s) - T0 )) s; $(wc -l < $OUT/ncu-pipes.jsonl) rows" >> $S
 head -c 1500 $OUT/ncu-pipes.jsonl >> $S
