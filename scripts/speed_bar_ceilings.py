@@ -28,9 +28,17 @@ def scores_of(case):
     return b * n * (n + 1) // 2 if case["causal"] else b * n * n
 
 
+def load(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        sys.exit(f"speed_bar_ceilings: {path}: {e}")
+
+
 def main(compare_path, spec_path):
-    compare = json.load(open(compare_path))
-    spec = json.load(open(spec_path))
+    compare = load(compare_path)
+    spec = load(spec_path)
     sms = spec_value(spec, "sm_count")
     mufu = spec_value(spec, "sfu_ops_per_clock_per_sm")
     tensor_flops = spec_value(spec, "bf16_tensor_flops_per_clock_per_sm")

@@ -825,6 +825,8 @@ TEST(KernelTraits, PersistentKnobNamesParsesAndLaysOutItsQBuffers) {
       EXPECT_EQ(W::tile_info(c, 0), W::q_free_barrier(c, qb - 1) + 8) << c.name();
       EXPECT_EQ(W::tile_info(c, 0) % 4, 0) << c.name();
       EXPECT_EQ(W::smem_bytes(c), W::tile_info(c, W::consumers(c)) + W::kBaseAlignSlack) << c.name();
+      // The sum that decides the Q buffers and the staging tile is the layout built.
+      EXPECT_EQ(W::smem_bytes(c), W::persistent_layout_bytes(c, qb, W::stages_o(c))) << c.name();
       // Compiled beside its one-block-per-tile twin, whose layout is the one it always had.
       TileConfig t = c;
       t.persistent = false;

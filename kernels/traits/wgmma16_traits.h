@@ -209,11 +209,18 @@ struct Wgmma16 : WarpgroupRoles<24> {
                                       "causal its static tile order ran 1.15x-2.0x slower than the twin without /pe)"
                                     : nullptr;
   }
+  // What the persistent grid's layout takes with `qb` Q buffers, with or without the O staging tile
+  // (smem_bytes of what is built, from the offsets below): the Q buffers, the ring, the staging tile,
+  // the barriers (full and empty per stage, Q and q_free per Q buffer), the tile descriptions and
+  // the base's alignment slack. What decides q_buffers() and o_staging_bytes().
+  static constexpr int persistent_layout_bytes(const TileConfig& c, int qb, bool staged) {
+    return qb * q_bytes(c) + 2 * c.stages * kv_tile_bytes(c) + (staged ? q_bytes(c) : 0) + 16 * c.stages +
+           16 * qb + 4 * kTileInfoWords * consumers(c) + kBaseAlignSlack;
+  }
   // Q tiles in shared memory: one, or with the persistent grid two where they fit beside the ring
   // (the next tile's Q lands while the previous tile's epilogue stores O through the other).
   static constexpr int q_buffers(const TileConfig& c) {
-    const int two = 2 * q_bytes(c) + 2 * c.stages * kv_tile_bytes(c) + 16 * c.stages + 32 + 1024;
-    return c.persistent && two <= kMaxSmemOptinBytes ? 2 : 1;
+    return c.persistent && persistent_layout_bytes(c, 2, false) <= kMaxSmemOptinBytes ? 2 : 1;
   }
   static constexpr int q_base(const TileConfig& c, int buffer = 0) { return buffer * q_bytes(c); }
   static constexpr int k_base(const TileConfig& c, int stage) {
@@ -229,9 +236,8 @@ struct Wgmma16 : WarpgroupRoles<24> {
   // written again. Without it every persistent tile ended on that wait, the whole warpgroup held at
   // the next tile's first barrier (t11, d = 32: one K/V tile per query tile).
   static constexpr int o_staging_bytes(const TileConfig& c) {
-    const int with = 2 * q_bytes(c) + 2 * c.stages * kv_tile_bytes(c) + q_bytes(c) + 16 * c.stages + 32 +
-                     4 * kTileInfoWords * consumers(c) + kBaseAlignSlack;
-    return c.persistent && q_buffers(c) == 2 && with <= kMaxSmemOptinBytes ? q_bytes(c) : 0;
+    return c.persistent && q_buffers(c) == 2 && persistent_layout_bytes(c, 2, true) <= kMaxSmemOptinBytes ? q_bytes(c)
+                                                                                                          : 0;
   }
   static constexpr bool stages_o(const TileConfig& c) { return o_staging_bytes(c) > 0; }
   static constexpr int o_base(const TileConfig& c) { return v_base(c, c.stages); }
