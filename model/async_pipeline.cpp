@@ -199,7 +199,7 @@ Prediction predict_async_pipeline(const Workload& w, const GeometryAnalysis& g, 
   const auto wave_time = [&](double k, double nblocks, BlockTerms* terms) {
     const BlockTerms b = block_terms(k);
     if (terms) *terms = b;
-    return soft_max({b.work + b.stall, nblocks * l2_per_block, nblocks * dram_per_block}, c.memory_overlap_exponent);
+    return soft_max({b.work + b.stall, nblocks * l2_per_block, nblocks * dram_per_block}, resident_memory_overlap(c.memory_overlap_exponent, k));
   };
 
   PipeTimes bounded;

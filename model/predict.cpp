@@ -66,10 +66,17 @@ struct Saturation {
   // Only where one warp saturates its sub-partition (a tensor-core warp of independent row tiles,
   // predict()): latency-bound warps (latency_warps, ~2 per scheduler) are not held up by a second
   // warp on their scheduler, and the TF32 kernels' profile shows no such step (mma_3xtf32 Br = 32,
-  // three 2-warp blocks per SM: the busiest-scheduler rule put them 16-20% slow).
+  // three 2-warp blocks per SM: the busiest-scheduler rule put them 16-20% slow) where blocks
+  // come and go over several waves and their warps land on every scheduler in turn.
+  // And where the whole grid is one partial wave (static_placement): every block is placed once,
+  // so an SM's warps stay on the schedulers they got for the whole run and the busiest one sets
+  // the pace. H100, u12_n10972_b1_d32: three 2-warp mma_3xtf32 blocks on the busiest SMs (2, 2,
+  // 1, 1 warps per scheduler) ran as long as two 4-warp blocks (0.395 against 0.394 ms), where
+  // the mean over the schedulers had them 25% faster (docs/model.md).
   bool per_subpartition = false;
+  bool static_placement = false;
   double busiest(double warps) const {
-    return per_subpartition ? schedulers * std::ceil(warps / schedulers - 1e-9) : warps;
+    return (per_subpartition || static_placement) ? schedulers * std::ceil(warps / schedulers - 1e-9) : warps;
   }
 };
 
@@ -134,6 +141,10 @@ WaveTerms wave_terms(const BlockWork& b, double k, double n, double warps_per_bl
 }
 
 }  // namespace
+
+double resident_memory_overlap(double exponent, double blocks_per_sm) {
+  return 1.0 + (exponent - 1.0) * std::sqrt(std::max(1.0, blocks_per_sm) / kMemoryOverlapReferenceBlocks);
+}
 
 std::optional<std::string> instruction_set_refusal(const TileConfig& c, const GpuSpec& gpu) {
   // The decode family multiplies 16-bit data on the tensor cores and fp32 on the FP32 pipe.
@@ -295,22 +306,24 @@ Prediction predict(const Workload& w, const GeometryAnalysis& g, const GpuSpec& 
   // pipes overlap in part (soft maximum); a wave cannot beat one block's serial path (the chain,
   // which already holds that block's share of the same pipes, so it is not added to them); L2
   // and DRAM traffic overlaps the SM's work in part again, by its own exponent.
-  auto wave_time = [&](double k, double nblocks, WaveTerms* terms) {
-    const WaveTerms t = wave_terms(b, k, nblocks, wpb, stall, l2_per_block, dram_per_block, sat, c.overlap_exponent,
+  auto wave_time = [&](double k, double nblocks, WaveTerms* terms, bool static_placement = false) {
+    Saturation placed = sat;
+    placed.static_placement = static_placement;
+    const WaveTerms t = wave_terms(b, k, nblocks, wpb, stall, l2_per_block, dram_per_block, placed, c.overlap_exponent,
                                    c.phase_overlap_exponent);
     const double sm_pipes =
         sm_work(t.fp32, t.tensor, t.sfu, t.shared, t.issue, c.overlap_exponent, c.phase_overlap_exponent,
                 sat.per_subpartition);
     if (terms) *terms = t;
-    return soft_max({std::max(sm_pipes, t.chain), t.l2, t.dram}, c.memory_overlap_exponent);
+    return soft_max({std::max(sm_pipes, t.chain), t.l2, t.dram}, resident_memory_overlap(c.memory_overlap_exponent, k));
   };
   // Time each pipe bounded (the winner of each wave), to name the bound.
   PipeTimes bounded;
   double waves_s = 0;
-  auto add_wave = [&](double count, double k, double nblocks) {
+  auto add_wave = [&](double count, double k, double nblocks, bool static_placement = false) {
     if (count <= 0) return;
     WaveTerms t{};
-    const double wave = wave_time(k, nblocks, &t);
+    const double wave = wave_time(k, nblocks, &t, static_placement);
     p.pipes.fp32 += count * t.fp32;
     p.pipes.tensor += count * t.tensor;
     p.pipes.sfu += count * t.sfu;
@@ -331,7 +344,7 @@ Prediction predict(const Workload& w, const GeometryAnalysis& g, const GpuSpec& 
   const double per_wave = double(p.waves.per_wave);
   add_wave(double(p.waves.waves - 1), p.occupancy.blocks_per_sm, per_wave);
   const double tail = double(p.waves.tail_blocks);
-  add_wave(1.0, std::ceil(tail / gpu.sm_count), tail);
+  add_wave(1.0, std::ceil(tail / gpu.sm_count), tail, /*static_placement=*/p.waves.waves == 1);
 
   // Causal grids: unequal blocks share the SMs (block_schedule.h). The time unit is a full SM's
   // time per mean block; a block alone runs `solo` of them (its serial path, or its own share of

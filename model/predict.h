@@ -101,6 +101,21 @@ struct Prediction {
 // capability >= 8.0); NVIDIA GeForce GTX 1080 is 6.1". rank_configs refuses such configs with it.
 std::optional<std::string> instruction_set_refusal(const TileConfig& c, const GpuSpec& gpu);
 
+// How far a wave overlaps its SM work with its L2 and DRAM traffic, given k blocks resident per
+// SM: the exponent of soft_max between them, for every tiled family (mma.sync and SIMT in
+// predict(), wgmma16 in model/async_pipeline.h). A block waits for each K/V tile as one: its
+// warps meet at a barrier every tile (wgmma16: its consumers wait on the same stage), so what
+// computes meanwhile is the SM's other blocks, in other phases of their own loops, and the
+// overlap grows with the blocks resident: 1 + (p - 1) sqrt(k / 3), p the fitted
+// memory_overlap_exponent (its value at three blocks). The square root is measured, not derived:
+// it fitted both GPUs' profiles best of k^0.35, k^0.5, k^0.7 and k^1; the resident warps in place
+// of the blocks (k x warps per block) left the six 2-warp blocks below as slow as the three 4-warp
+// blocks' 12 warps had them (docs/model.md). With one exponent for every k, the DRAM-bound six
+// 2-warp blocks of mma_3xtf32 Br 32 on the H200's 134-row causal grids were predicted 17-20% slow
+// beside the three 4-warp blocks of Br 64, within 4%.
+inline constexpr double kMemoryOverlapReferenceBlocks = 3.0;
+double resident_memory_overlap(double exponent, double blocks_per_sm);
+
 // (sum x_i^p)^(1/p), scaled by the largest for range: the soft maximum of overlapping terms
 // (coefficients.h, overlap_exponent). Every family's time joins its terms with it.
 double soft_max(std::initializer_list<double> terms, double p);

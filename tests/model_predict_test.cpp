@@ -602,12 +602,14 @@ TEST_F(PredictShipped, TensorPipeBoundsTheThreeProductKernelOnT22) {
                           (h200.tf32_tensor_flops_per_clock_per_sm * h200.sm_count * h200.clock_hz() * k.tensor_efficiency);
   EXPECT_NEAR(p.pipes.tensor, tensor_s, 0.05 * tensor_s);  // waves: the tail wave's SMs idle a little
   EXPECT_GE(p.time_s, p.pipes.tensor);
-  // Halving the efficiency makes it about twice as slow; the SIMT pipes do not move.
+  // Halving the efficiency makes it about twice as slow (a little less: the DRAM and L2 terms
+  // join the doubled SM time by soft_max, two blocks resident overlapping them less than three:
+  // resident_memory_overlap); the SIMT pipes do not move.
   Coefficients slow;
   slow.tensor_efficiency = 0.5 * k.tensor_efficiency;
   const Prediction q = run(c, t22, slow);
   EXPECT_NEAR(q.pipes.tensor, 2 * p.pipes.tensor, 1e-9 * p.pipes.tensor);
-  EXPECT_GT(q.time_s, 1.8 * p.time_s);
+  EXPECT_GT(q.time_s, 1.75 * p.time_s);
   EXPECT_DOUBLE_EQ(q.pipes.fp32, p.pipes.fp32);
   // One product per mma: a third of the mma, faster, above the 3xTF32 kernel.
   const Prediction one = run({Variant::MmaTf32x1, 64, 64, 64, Layout::Swizzled}, t22);
