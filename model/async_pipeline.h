@@ -47,7 +47,8 @@
 // they cannot cover stalls every tile:
 //   stall  = T x max(0, latency - H x work / T)    (T: K/V tiles a block loads; H = S - 1 tiles
 //            in flight, S - 2 with the overlap, which holds each stage one tile longer)
-// The wave then joins the SM's time with the GPU's L2 and DRAM traffic (memory_overlap_exponent),
+// The wave then joins the SM's time with the GPU's L2 and DRAM traffic (memory_overlap_exponent at
+// the blocks resident, predict.h: resident_memory_overlap),
 // adds each block's fill and drain where the blocks beside it do not cover them, and is summed over
 // the waves (causal grids: the shared-SM schedule of block_schedule.h), as for every family.
 // The persistent grid ("/pe", TileConfig::persistent: about one block per SM walking the tiles of

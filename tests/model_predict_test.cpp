@@ -84,6 +84,18 @@ struct DramCase {
   }
 };
 
+// The memory join's exponent at k blocks resident: the fitted value at three, a plain sum never
+// (above 1 for any fitted p > 1), rising with the blocks as their square root, one block the floor.
+TEST(MemoryOverlap, GrowsWithTheBlocksResidentAsTheirSquareRoot) {
+  const double p = 2.2;
+  EXPECT_DOUBLE_EQ(resident_memory_overlap(p, kMemoryOverlapReferenceBlocks), p);
+  EXPECT_NEAR(resident_memory_overlap(p, 1.0), 1.0 + 1.2 * std::sqrt(1.0 / 3.0), 1e-12);
+  EXPECT_NEAR(resident_memory_overlap(p, 12.0), 1.0 + 1.2 * 2.0, 1e-12);
+  EXPECT_DOUBLE_EQ(resident_memory_overlap(p, 0.5), resident_memory_overlap(p, 1.0));
+  EXPECT_DOUBLE_EQ(resident_memory_overlap(1.0, 8.0), 1.0);  // no overlap stays none
+  for (double k = 1; k < 16; ++k) EXPECT_LT(resident_memory_overlap(p, k), resident_memory_overlap(p, k + 1));
+}
+
 TEST(DramRule, CompulsoryWhileTheWorkingSetFits) {
   DramCase k(false, false);
   const Counts& n = k.n;
