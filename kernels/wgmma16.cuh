@@ -34,9 +34,6 @@ struct WgmmaParams {
   int tiles;
   int tile_grid_x;
   unsigned tile_grid_x_magic, tile_grid_x_shift;
-  // The word the tiles after each block's first are dealt from: zero at the launch's start
-  // (kernels/persistent_tile_counter.h).
-  unsigned int* tile_counter;
 };
 
 namespace wgmma16_detail {
@@ -75,16 +72,6 @@ __device__ __forceinline__ int ld_shared_volatile(uint32_t addr) {
   int v;
   asm volatile("ld.volatile.shared.u32 %0, [%1];\n" : "=r"(v) : "r"(addr) : "memory");
   return v;
-}
-
-// The persistent grid's next tile after each block's first: grid + the count this call draws. Every
-// block draws until it gets a tile past the last, so a launch makes exactly `tiles` calls; the one
-// that draws count tiles - 1 is the last of them and leaves the word zero for the next launch.
-// Returns tiles or more when none is left.
-__device__ __forceinline__ int deal_tile(const WgmmaParams& P) {
-  const unsigned int count = atomicAdd(P.tile_counter, 1u);
-  if (count == static_cast<unsigned int>(P.tiles) - 1u) atomicExch(P.tile_counter, 0u);
-  return static_cast<int>(gridDim.x + count);
 }
 
 // The ping-pong's turn barriers (traits: turn_barrier): this consumer's own (sync) and the next
@@ -169,17 +156,16 @@ __global__ void __launch_bounds__(
     tw.kv_tiles = kv_tile_count<BR, BC>(p, q_tile);
     return tw;
   };
-  // Persistent: this block's first tile is blockIdx.x, each later one dealt by its producer
-  // (deal_tile; traits: dealt_barrier) once the previous one's loads are issued; otherwise one.
+  // Persistent: this block's tiles are blockIdx.x + i gridDim.x below P.tiles; otherwise one.
   const int first_tile = static_cast<int>(blockIdx.x);
+  auto more_tiles = [&](int tile) { return PERSISTENT != 0 && tile < P.tiles; };
+  auto next_tile = [&](int tile) { return tile + static_cast<int>(gridDim.x); };
   auto q_buffer = [&](int i) { return kQBuffers == 1 ? 0 : i % kQBuffers; };
   // Use i of a Q buffer's barriers completes phase (i / kQBuffers) % 2.
   auto q_parity = [&](int i) { return static_cast<uint32_t>((i / kQBuffers) & 1); };
   auto q_smem_of = [&](int b) { return sbase + static_cast<uint32_t>(R::q_base(kC, b)); };
   auto qbar = [&](int b) { return sbase + static_cast<uint32_t>(R::q_barrier(kC, b)); };
   auto qfree = [&](int b) { return sbase + static_cast<uint32_t>(R::q_free_barrier(kC, b)); };
-  auto dealt = [&](int i) { return sbase + static_cast<uint32_t>(R::dealt_barrier(kC, i % R::kDealSlots)); };
-  auto deal_slot = [&](int i) { return sbase + static_cast<uint32_t>(R::deal_slot(kC, i % R::kDealSlots)); };
   auto full = [&](int s) { return sbase + static_cast<uint32_t>(R::full_barrier(kC, s)); };
   auto empty = [&](int s) { return sbase + static_cast<uint32_t>(R::empty_barrier(kC, s)); };
 
@@ -193,10 +179,6 @@ __global__ void __launch_bounds__(
     for (int b = 0; b < kQBuffers; ++b) {
       hp::mbarrier_init(qbar(b), 1);
       if constexpr (PERSISTENT != 0) hp::mbarrier_init(qfree(b), R::q_free_arrivals(kC));
-    }
-    if constexpr (PERSISTENT != 0) {
-#pragma unroll
-      for (int d = 0; d < R::kDealSlots; ++d) hp::mbarrier_init(dealt(d), 1);
     }
     hp::fence_barrier_init();
   }
@@ -257,14 +239,9 @@ __global__ void __launch_bounds__(
         for (; t < early; ++t) load_kv(t);
         load_q();
         for (; t < tw.kv_tiles; ++t) load_kv(t);
-        if constexpr (PERSISTENT != 0) {
-          // Every load of this tile is issued: the block's next tile, published to the consumers.
-          tile = wd::deal_tile(P);
-          wd::st_shared_u32(deal_slot(i), static_cast<uint32_t>(tile));
-          hp::mbarrier_arrive(dealt(i));
-        }
+        tile = next_tile(tile);
         ++i;
-      } while (PERSISTENT != 0 && tile < P.tiles);
+      } while (more_tiles(tile));
     }
     return;
   }
@@ -289,8 +266,7 @@ __global__ void __launch_bounds__(
   };
   // Only the tile's ordinal i is carried across the K/V loop; the tile and its coordinates are
   // derived again where needed (held, they made three consumers' 160 registers spill).
-  // Persistent: the tile being computed, then (after its K/V loop) the one dealt next.
-  int tile_now = first_tile;
+  auto tile_of = [&](int n) { return first_tile + n * static_cast<int>(gridDim.x); };
   do {
     const int i = ordinal();
     const int qb = q_buffer(i);
@@ -303,7 +279,7 @@ __global__ void __launch_bounds__(
     const uint32_t info = sbase + static_cast<uint32_t>(R::tile_info(kC, cw));
     if constexpr (PERSISTENT != 0) {
       if (ctid == 0) {
-        const TileWork now = tile_work(tile_now);
+        const TileWork now = tile_work(tile_of(i));
         wd::st_shared_u32(info, static_cast<uint32_t>(now.q0));
         wd::st_shared_u32(info + 4, static_cast<uint32_t>(now.kv_tiles));
         wd::st_shared_u32(info + 8, static_cast<uint32_t>(now.head));
@@ -319,13 +295,7 @@ __global__ void __launch_bounds__(
     // The ping-pong's ring runs on across a persistent block's tiles: only the block's first turn
     // is not waited for and only its last not passed on (traits header).
     const bool block_first = PERSISTENT == 0 || i == 0;
-    // Persistent: the tile dealt after this one (P.tiles or more: none), once the producer has
-    // published it (it deals after issuing this tile's last loads).
-    auto dealt_next = [&]() {
-      hp::mbarrier_wait(dealt(i), static_cast<uint32_t>((i / R::kDealSlots) & 1));
-      return wd::ld_shared_volatile(deal_slot(i));
-    };
-    auto block_last = [&]() { return PERSISTENT == 0 || dealt_next() >= P.tiles; };
+    const bool block_last = PERSISTENT == 0 || !more_tiles(tile_of(i + 1));
 
     float o[R::o_registers(D)], s[R::s_registers(BC)];
 #pragma unroll
@@ -416,7 +386,7 @@ __global__ void __launch_bounds__(
       if constexpr (PINGPONG != 0) wd::turn_wait_if<kConsumers>(!(first && block_first && cw == 0));
     };
     auto turn_pass = [&](bool last) {
-      if constexpr (PINGPONG != 0) wd::turn_pass_if<kConsumers>(!(last && cw == kConsumers - 1 && block_last()));
+      if constexpr (PINGPONG != 0) wd::turn_pass_if<kConsumers>(!(last && block_last && cw == kConsumers - 1));
     };
     auto turn_empty = [&](bool first, bool last) {
       turn_take(first);
@@ -546,9 +516,6 @@ __global__ void __launch_bounds__(
       }
     }
 
-    // Before this warpgroup's q_free arrival below, which lets the producer rewrite the deal slot.
-    if constexpr (PERSISTENT != 0) tile_now = dealt_next();
-
     // Epilogue: O / l rounded to the dtype into this warpgroup's rows of the Q tile (its own Q reads
     // are complete), or of the O staging tile (traits: stages_o), then one TMA store per column
     // block; rows past N are clipped by the map.
@@ -592,7 +559,7 @@ __global__ void __launch_bounds__(
       }
     }
     phase += 2u;
-  } while (PERSISTENT != 0 && tile_now < P.tiles);
+  } while (more_tiles(tile_of(ordinal())));
   // The staging rows must stay until the last store has read them.
   if constexpr (R::stages_o(T::kConfig)) {
     if (ctid == 0) hp::tma_store_wait_read();

@@ -15,7 +15,6 @@
 #include "kernels/instances/instances.h"
 #include "kernels/kernel_resources.h"
 #include "kernels/launch_params.cuh"
-#include "kernels/persistent_tile_counter.h"
 #include "kernels/registry.h"
 #include "kernels/support_checks.h"
 #include "kernels/tensor_map.h"
@@ -73,8 +72,8 @@ class Wgmma16Instance final : public KernelInstance {
     params.p = attention_params(t, w, shape);
     dim3 grid = shape.grid;
     if constexpr (PERSISTENT != 0) {
-      // About one block per SM (as many as fit): block b takes tile b of the grid above (numbered
-      // in its launch order, x fastest), then whichever tile the stream's counter deals it next.
+      // About one block per SM (as many as fit): block b walks tiles b, b + grid, .. of the grid
+      // above, numbered in its launch order (x fastest).
       if (shape.blocks > INT_MAX) return cudaErrorInvalidConfiguration;
       int resident = 0;
       if (const cudaError_t e = resident_blocks(fn, resident); e != cudaSuccess) return e;
@@ -84,7 +83,6 @@ class Wgmma16Instance final : public KernelInstance {
       params.tile_grid_x_magic = x.magic;
       params.tile_grid_x_shift = x.shift;
       grid = dim3(static_cast<unsigned>(std::min<long long>(shape.blocks, resident)));
-      if (const cudaError_t e = persistent_tile_counter(stream, &params.tile_counter); e != cudaSuccess) return e;
     }
     void* args[] = {&params};
     return cudaLaunchKernel(fn, grid, dim3(Tile::kThreads), args, static_cast<std::size_t>(Tile::kSmemBytes), stream);

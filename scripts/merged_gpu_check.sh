@@ -65,12 +65,13 @@ PY
   exit 3
 fi
 # SANITIZE="config ...": compute-sanitizer memcheck, racecheck and synccheck on each, through
-# `flashtune run --check` on a grouped KV-cache causal shape (odd Nq and keys; Nq 4 and 10001 keys
-# for a decode config), lines in the summary.
+# `flashtune run --check` on a grouped KV-cache causal shape (odd Nq and keys; not causal for a
+# persistent /pe config, which serves non-causal workloads only; Nq 4 and 10001 keys for a decode
+# config), lines in the summary.
 for cfg in ${SANITIZE:-}; do
   dt=fp32; case "$cfg" in */bf16*) dt=bf16 ;; */fp16*) dt=fp16 ;; esac
   dd="${cfg#*/d}"; dd="${dd%%/*}"
-  causal=--causal
+  causal=--causal; case "$cfg" in */pe) causal= ;; esac
   # The decode family serves N <= 64 query rows per head: four rows there, against 10001 keys (9
   # splits by default: on Hopper a non-portable cluster of 9 blocks merges them).
   nq=77 keys=1001; case "$cfg" in decode/*) nq=4 keys=10001 ;; esac

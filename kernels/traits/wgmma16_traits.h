@@ -202,10 +202,15 @@ struct Wgmma16 : WarpgroupRoles<24> {
   // 44aaa6b: u07 6 x 3430 d = 64 0.0836 against 0.0424 ms, u17 1 x 29063 d = 128 0.600 against
   // 0.407), where the model put the two level and so picked /pe; the snake order (ec7366a) and a
   // dealt order (6487b7e, docs/results/h100-wgmma-persistent-dealer-cas-44aaa6b.md) did not close the
-  // gap. The refusal (nullptr: served) is the kernel's (can_implement) and the model's
-  // (config_rejection): the tuner, the dispatcher and the ranking take the twin.
+  // gap, nor did a dealer on one atomicAdd dealing each tile once the previous one's loads were
+  // issued (aaff45f: within 1.02x-1.11x of the twin, never ahead of it;
+  // docs/results/wgmma-persistent-dealer-atomic-aaff45f.md). The refusal (nullptr: served) is the
+  // kernel's (can_implement) and the model's (config_rejection): the tuner, the dispatcher and the
+  // ranking take the twin.
   static constexpr const char* persistent_refusal(const TileConfig& c, const Workload& w) {
-    return (c.persistent && w.causal && false) ? "EXPERIMENT" : nullptr;
+    return c.persistent && w.causal ? "runs the persistent grid (/pe), which serves non-causal workloads only (under "
+                                      "causal its static tile order ran 1.15x-2.0x slower than the twin without /pe)"
+                                    : nullptr;
   }
   // What the persistent grid's layout takes with `qb` Q buffers, with or without the O staging tile
   // (smem_bytes of what is built, from the offsets below): the Q buffers, the ring, the staging tile,
@@ -213,7 +218,7 @@ struct Wgmma16 : WarpgroupRoles<24> {
   // the base's alignment slack. What decides q_buffers() and o_staging_bytes().
   static constexpr int persistent_layout_bytes(const TileConfig& c, int qb, bool staged) {
     return qb * q_bytes(c) + 2 * c.stages * kv_tile_bytes(c) + (staged ? q_bytes(c) : 0) + 16 * c.stages +
-           16 * qb + 8 * kDealSlots + 4 * kTileInfoWords * consumers(c) + 4 * kDealSlots + kBaseAlignSlack;
+           16 * qb + 4 * kTileInfoWords * consumers(c) + kBaseAlignSlack;
   }
   // Q tiles in shared memory: one, or with the persistent grid two where they fit beside the ring
   // (the next tile's Q lands while the previous tile's epilogue stores O through the other).
@@ -248,18 +253,6 @@ struct Wgmma16 : WarpgroupRoles<24> {
   static constexpr int empty_barrier(const TileConfig& c, int stage) { return barrier_base(c) + 8 * (c.stages + stage); }
   static constexpr int q_barrier(const TileConfig& c, int buffer = 0) { return barrier_base(c) + 16 * c.stages + 8 * buffer; }
   static constexpr int q_free_barrier(const TileConfig& c, int buffer) { return q_barrier(c, q_buffers(c)) + 8 * buffer; }
-  // Persistent: the dealer's hand-off. The producer deals the block's next tile (a counter in
-  // global memory, kernels/persistent_tile_counter.h) once it has issued every load of the current
-  // one, when the consumers are at most `stages` K/V tiles from its end, as the hardware gives a
-  // freed SM the next block of the one-block-per-tile grid; dealt earlier (before the current
-  // tile's loads), each block held its next tile a whole tile ahead and the order was the static
-  // one. The dealt tile goes to the consumers through the slot of the tile's ordinal i % 2 (a word
-  // after the tile descriptions) and that slot's barrier (one arrival, the producer's, after the
-  // word is written), which every consumer thread waits for after the tile's K/V loop. A slot is
-  // written again two tiles later, after that tile's Q load, which waits for the consumers' q_free
-  // arrivals of this tile; they read the slot before those.
-  static constexpr int kDealSlots = 2;
-  static constexpr int dealt_barrier(const TileConfig& c, int slot) { return q_free_barrier(c, q_buffers(c)) + 8 * slot; }
   static constexpr int kBaseAlignSlack = 1024;  // the dynamic base is aligned up to 1024 in the kernel
   // Persistent: each consumer warpgroup's description of its current tile (kTileInfoWords ints: its
   // first query row, K/V tiles, head and batch), written by the warpgroup's first thread at the
@@ -267,11 +260,10 @@ struct Wgmma16 : WarpgroupRoles<24> {
   // (three consumers have 160: held, the tile's coordinates spilled 4 to 16 B).
   static constexpr int kTileInfoWords = 4;
   static constexpr int tile_info(const TileConfig& c, int consumer) {
-    return dealt_barrier(c, kDealSlots) + 4 * kTileInfoWords * consumer;
+    return q_free_barrier(c, q_buffers(c)) + 4 * kTileInfoWords * consumer;
   }
-  static constexpr int deal_slot(const TileConfig& c, int slot) { return tile_info(c, consumers(c)) + 4 * slot; }
   static constexpr int smem_bytes(const TileConfig& c) {
-    return (c.persistent ? deal_slot(c, kDealSlots) : q_barrier(c, q_buffers(c))) + kBaseAlignSlack;
+    return (c.persistent ? tile_info(c, consumers(c)) : q_barrier(c, q_buffers(c))) + kBaseAlignSlack;
   }
   // Arrivals that free a Q buffer for the next tile's Q: one per consumer warpgroup, after its
   // TMA store of O has read the buffer's rows (cp.async.bulk.wait_group.read), or with the O
