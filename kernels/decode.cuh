@@ -221,45 +221,11 @@ struct MmaMath {
           for (int e = 0; e < 4; ++e)
             if (key_masked(p, row0 + 16 * mt + g + 8 * (e / 2), key0 + 8 * j + 2 * t + e % 2)) s[mt][j][e] = -INFINITY;
     }
-    const float sl2e = p.scale_log2e;
-#pragma unroll
-    for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int r = 2 * mt + h;
-        float mx = -INFINITY;
-#pragma unroll
-        for (int j = 0; j < NS; ++j) mx = fmaxf(mx, fmaxf(s[mt][j][2 * h], s[mt][j][2 * h + 1]));
-        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-        const float m_new = fmaxf(m[r], mx);
-        const float base = m_new == -INFINITY ? 0.0f : m_new * sl2e;
-        const float alpha = mma16_detail::exp2_approx(fmaf(m[r], sl2e, -base));
-        float sum = 0.0f;
-#pragma unroll
-        for (int j = 0; j < NS; ++j) {
-          s[mt][j][2 * h] = mma16_detail::exp2_approx(fmaf(s[mt][j][2 * h], sl2e, -base));
-          s[mt][j][2 * h + 1] = mma16_detail::exp2_approx(fmaf(s[mt][j][2 * h + 1], sl2e, -base));
-          sum += s[mt][j][2 * h] + s[mt][j][2 * h + 1];
-        }
-        l[r] = fmaf(l[r], alpha, sum);
-        m[r] = m_new;
-#pragma unroll
-        for (int n = 0; n < NO; ++n) {
-          o[mt][n][2 * h] *= alpha;
-          o[mt][n][2 * h + 1] *= alpha;
-        }
-      }
+    mma16_detail::online_softmax_m16(s, m, l, o, p.scale_log2e);
 #pragma unroll
     for (int kk = 0; kk < KP; ++kk) {
       uint32_t pa[MT][4];
-#pragma unroll
-      for (int mt = 0; mt < MT; ++mt) {
-        pa[mt][0] = E::pack(s[mt][2 * kk][0], s[mt][2 * kk][1]);
-        pa[mt][1] = E::pack(s[mt][2 * kk][2], s[mt][2 * kk][3]);
-        pa[mt][2] = E::pack(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
-        pa[mt][3] = E::pack(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
-      }
+      mma16_detail::pack_p_fragments<E>(pa, s, kk);
 #pragma unroll
       for (int np = 0; np < NO / 2; ++np) {
         uint32_t vb[4];

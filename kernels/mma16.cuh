@@ -87,6 +87,58 @@ __device__ __forceinline__ float exp2_approx(float x) {
   return y;
 }
 
+// The online softmax of one tile of scores on the m16n8 accumulator fragments: MT m16 tiles x NS
+// n8 tiles of S (fp32), C elements 2h and 2h + 1 of m16 tile mt being row 2 mt + h, whose 4 lanes of
+// a group hold the row. Per row the running max m_run (raw score units) and this lane's share of
+// the running sum l_run take the tile, S becomes P = exp2(S sl2e - max sl2e), and O (NO n8 tiles)
+// is rescaled to the new max. mma16's tiles and the decode family's 16-bit path share it.
+template <int MT, int NS, int NO>
+__device__ __forceinline__ void online_softmax_m16(float (&s)[MT][NS][4], float (&m_run)[2 * MT], float (&l_run)[2 * MT],
+                                                   float (&o)[MT][NO][4], float sl2e) {
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int r = 2 * mt + h;
+      float mx = -INFINITY;
+#pragma unroll
+      for (int j = 0; j < NS; ++j) mx = fmaxf(mx, fmaxf(s[mt][j][2 * h], s[mt][j][2 * h + 1]));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+      const float m_new = fmaxf(m_run[r], mx);
+      // A row with every score so far masked keeps -inf; subtracting 0 keeps exp2 at 0.
+      const float m_scaled = m_new == -INFINITY ? 0.0f : m_new * sl2e;
+      const float alpha = exp2_approx(fmaf(m_run[r], sl2e, -m_scaled));
+      float sum = 0.0f;
+#pragma unroll
+      for (int j = 0; j < NS; ++j) {
+        s[mt][j][2 * h] = exp2_approx(fmaf(s[mt][j][2 * h], sl2e, -m_scaled));
+        s[mt][j][2 * h + 1] = exp2_approx(fmaf(s[mt][j][2 * h + 1], sl2e, -m_scaled));
+        sum += s[mt][j][2 * h] + s[mt][j][2 * h + 1];
+      }
+      l_run[r] = fmaf(l_run[r], alpha, sum);
+      m_run[r] = m_new;
+#pragma unroll
+      for (int n = 0; n < NO; ++n) {
+        o[mt][n][2 * h] *= alpha;
+        o[mt][n][2 * h + 1] *= alpha;
+      }
+    }
+}
+
+// P's A fragments for k-step kk of O += P V: S tiles 2 kk and 2 kk + 1 of each m16 tile, packed to
+// the dtype (E: Elem<DT>).
+template <class E, int MT, int NS>
+__device__ __forceinline__ void pack_p_fragments(uint32_t (&pa)[MT][4], const float (&s)[MT][NS][4], int kk) {
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt) {
+    pa[mt][0] = E::pack(s[mt][2 * kk][0], s[mt][2 * kk][1]);
+    pa[mt][1] = E::pack(s[mt][2 * kk][2], s[mt][2 * kk][3]);
+    pa[mt][2] = E::pack(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
+    pa[mt][3] = E::pack(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
+  }
+}
+
 // Cooperative cp.async of rows [row0, row0 + Rows) of a [N, D] 16-bit matrix: chunk
 // idx = tid + trip * Threads (row idx / (D / 8), chunk idx % (D / 8)); a trip advances whole rows,
 // so the chunk stays the thread's. place(row, chunk, grow, valid): grow is row 0 where the row is
@@ -287,48 +339,14 @@ __global__ void __launch_bounds__(traits::Mma16::Tile<D, BR, BC, L, DT, STAGES, 
           }
     }
 
-    // Online softmax in fp32; C elements 2h, 2h + 1 of m16 tile mt are row 2 mt + h.
-#pragma unroll
-    for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int r = 2 * mt + h;
-        float mx = -INFINITY;
-#pragma unroll
-        for (int j = 0; j < NS; ++j) mx = fmaxf(mx, fmaxf(s[mt][j][2 * h], s[mt][j][2 * h + 1]));
-        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-        const float m_new = fmaxf(m_run[r], mx);
-        // A row with every score so far masked keeps -inf; subtracting 0 keeps exp2 at 0.
-        const float m_scaled = m_new == -INFINITY ? 0.0f : m_new * sl2e;
-        const float alpha = md::exp2_approx(fmaf(m_run[r], sl2e, -m_scaled));
-        float sum = 0.0f;
-#pragma unroll
-        for (int j = 0; j < NS; ++j) {
-          s[mt][j][2 * h] = md::exp2_approx(fmaf(s[mt][j][2 * h], sl2e, -m_scaled));
-          s[mt][j][2 * h + 1] = md::exp2_approx(fmaf(s[mt][j][2 * h + 1], sl2e, -m_scaled));
-          sum += s[mt][j][2 * h] + s[mt][j][2 * h + 1];
-        }
-        l_run[r] = fmaf(l_run[r], alpha, sum);
-        m_run[r] = m_new;
-#pragma unroll
-        for (int m = 0; m < NO; ++m) {
-          o[mt][m][2 * h] *= alpha;
-          o[mt][m][2 * h + 1] *= alpha;
-        }
-      }
+    // Online softmax in fp32 (rows 2 mt + h of the m16 tiles).
+    md::online_softmax_m16(s, m_run, l_run, o, sl2e);
 
     // O += P V: S tiles 2kk and 2kk + 1, packed to the dtype, are the A fragment of k-step kk.
 #pragma unroll
     for (int kk = 0; kk < KP; ++kk) {
       uint32_t pa[MT][4];
-#pragma unroll
-      for (int mt = 0; mt < MT; ++mt) {
-        pa[mt][0] = E::pack(s[mt][2 * kk][0], s[mt][2 * kk][1]);
-        pa[mt][1] = E::pack(s[mt][2 * kk][2], s[mt][2 * kk][3]);
-        pa[mt][2] = E::pack(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
-        pa[mt][3] = E::pack(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
-      }
+      md::pack_p_fragments<E>(pa, s, kk);
 #pragma unroll
       for (int np = 0; np < NO / 2; ++np) {
         uint32_t vb[4];
