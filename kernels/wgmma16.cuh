@@ -20,10 +20,6 @@
 #include "kernels/wgmma_online_softmax.cuh"
 #include "kernels/wgmma_ops.cuh"
 
-#ifndef FLASHTUNE_WGMMA_ROW_SUMS
-#define FLASHTUNE_WGMMA_ROW_SUMS 1
-#endif
-
 namespace flashtune::kernels {
 
 // What the kernel receives: the four tensor maps (encoded on the host, kernels/tensor_map.h) and
@@ -56,15 +52,6 @@ __device__ __forceinline__ void mma_rs(float (&d)[N / 2], const uint32_t (&a)[4]
   else if constexpr (N == 64) wgmma::Ops<DT>::rs_n64(d, a, b);
   else wgmma::Ops<DT>::rs_n128(d, a, b);
 }
-// The row sums of P on the tensor pipe: P (the A fragment of one k-step) times a tile of ones, an
-// m64n8 accumulator whose 8 columns all hold the sum of each row (traits: ones_base).
-template <int DT>
-__device__ __forceinline__ void mma_row_sums(float (&d)[4], const uint32_t (&a)[4], uint64_t ones) {
-  wgmma::Ops<DT>::rs_n8(d, a, ones);
-}
-// Two 1.0 of the dtype in one word.
-template <int DT>
-constexpr uint32_t kOnePair = DT == static_cast<int>(DType::Bf16) ? 0x3F803F80u : 0x3C003C00u;
 
 // Two fp32 values to one register of the dtype pair: lo in bits 0-15 (the lower column).
 template <int DT>
@@ -182,10 +169,6 @@ __global__ void __launch_bounds__(
   auto full = [&](int s) { return sbase + static_cast<uint32_t>(R::full_barrier(kC, s)); };
   auto empty = [&](int s) { return sbase + static_cast<uint32_t>(R::empty_barrier(kC, s)); };
 
-  // The ones of the row-sum product, written through the generic proxy and fenced for wgmma's reads.
-  for (int w = tid; w < R::kOnesBytes / 4; w += static_cast<int>(blockDim.x))
-    wd::st_shared_u32(sbase + static_cast<uint32_t>(R::ones_base(kC)) + 4u * static_cast<uint32_t>(w), wd::kOnePair<DT>);
-  hp::fence_proxy_async_shared();
   if (tid == 0) {
 #pragma unroll
     for (int s = 0; s < STAGES; ++s) {
@@ -317,8 +300,6 @@ __global__ void __launch_bounds__(
     float o[R::o_registers(D)], s[R::s_registers(BC)];
 #pragma unroll
     for (int r = 0; r < R::o_registers(D); ++r) o[r] = 0.0f;
-    // The rows' sums of P (rows g, g + 8: elements 0 and 2), accumulated with O on the tensor pipe.
-    float lsum[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
     for (int r = 0; r < R::s_registers(BC); ++r) s[r] = 0.0f;
     // Rows g and g + 8 of this warp's 16 (h = 0, 1): accumulator elements 4 j + 2 h, 4 j + 2 h + 1.
@@ -340,11 +321,6 @@ __global__ void __launch_bounds__(
       const uint32_t v_smem = sbase + R::v_base(kC, st);
 #pragma unroll
       for (int kk = 0; kk < BC / 16; ++kk) wd::mma_rs<DT, D>(o, pf[kk], R::v_descriptor(D, v_smem + R::v_step_bytes(D, kk), BC));
-#if FLASHTUNE_WGMMA_ROW_SUMS
-      const uint64_t ones = R::ones_descriptor(sbase + static_cast<uint32_t>(R::ones_base(kC)));
-#pragma unroll
-      for (int kk = 0; kk < BC / 16; ++kk) wd::mma_row_sums<DT>(lsum, pf[kk], ones);
-#endif
     };
     // Whether tile t crosses kv_len or this warpgroup's diagonal (then its scores are masked).
     auto needs_mask = [&](int t) {
@@ -371,7 +347,7 @@ __global__ void __launch_bounds__(
             if (masked(p, row, kv0 + 8 * j + 2 * tq + e % 2)) s[4 * j + e] = -INFINITY;
           }
       }
-      wgmma_softmax::update_rows<BC, !FLASHTUNE_WGMMA_ROW_SUMS>(s, m_run, l_run, alpha, sl2e);
+      wgmma_softmax::update_rows<BC>(s, m_run, l_run, alpha, sl2e);
     };
     auto rescale_o = [&]() {
 #pragma unroll
@@ -381,10 +357,6 @@ __global__ void __launch_bounds__(
           o[4 * j + 2 * h] *= alpha[h];
           o[4 * j + 2 * h + 1] *= alpha[h];
         }
-#if FLASHTUNE_WGMMA_ROW_SUMS
-#pragma unroll
-      for (int e = 0; e < 4; ++e) lsum[e] *= alpha[e / 2];
-#endif
     };
     // P to the dtype: accumulator blocks 2 kk and 2 kk + 1 are the A fragment of k-step kk.
     auto pack_p = [&]() {
@@ -442,7 +414,6 @@ __global__ void __launch_bounds__(
           rescale_o();
           pack_p();
           hp::fence_registers(o);
-          hp::fence_registers(lsum);
           turn_take(false);
           hp::wgmma_fence();
           issue_pv(stage, pa);
@@ -450,7 +421,6 @@ __global__ void __launch_bounds__(
           turn_pass(t == kv_tiles_now() - 1);
           hp::wgmma_wait<0>();
           hp::fence_registers(o);
-          hp::fence_registers(lsum);
         } else {
           // Past this warpgroup's diagonal: its two turns, empty, so the others' keep coming.
           turn_empty(t == 0, false);
@@ -487,7 +457,6 @@ __global__ void __launch_bounds__(
         auto overlapped = [&](int t, auto kMask) {
           hp::fence_registers(s);
           hp::fence_registers(o);
-          hp::fence_registers(lsum);
           turn_take(false);
           hp::wgmma_fence();
           issue_qk(stage);
@@ -511,7 +480,6 @@ __global__ void __launch_bounds__(
           }
           hp::wgmma_wait<0>();
           hp::fence_registers(o);
-          hp::fence_registers(lsum);
           hp::fence_registers(pa);
           release(prev);  // K_{t-1} and V_{t-1} are read
           rescale_o();
@@ -525,7 +493,6 @@ __global__ void __launch_bounds__(
           advance();
         }
         hp::fence_registers(o);
-        hp::fence_registers(lsum);
         turn_take(false);
         hp::wgmma_fence();
         issue_pv(prev, pa);
@@ -533,7 +500,6 @@ __global__ void __launch_bounds__(
         turn_pass(my_tiles == kv_tiles_now());  // the last turn unless skipped tiles follow
         hp::wgmma_wait<0>();
         hp::fence_registers(o);
-        hp::fence_registers(lsum);
         hp::fence_registers(pa);
         release(prev);
       } else if (kv_tiles_now() > 0) {
@@ -567,13 +533,9 @@ __global__ void __launch_bounds__(
     }
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-#if FLASHTUNE_WGMMA_ROW_SUMS
-      const float l = lsum[2 * h];
-#else
       float l = l_run[h];
       l += __shfl_xor_sync(0xffffffffu, l, 1);
       l += __shfl_xor_sync(0xffffffffu, l, 2);
-#endif
       const float inv = l > 0.0f ? 1.0f / l : 0.0f;
       const int row = kRows * cw + 16 * wi + g + 8 * h;
 #pragma unroll

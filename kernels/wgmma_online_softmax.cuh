@@ -20,10 +20,9 @@ __device__ __forceinline__ float exp2_approx(float x) {
 
 // The tile's scores s (unscaled, masked ones at -inf) to probabilities in place, with the scale
 // log2(e) / sqrt(d) folded into each exponent (sl2e), and per row h the new running max m_run, the
-// rescale alpha that O owes for it and l_run = l_run alpha + this lane's sum (kSum; without it the
-// caller sums P elsewhere, wgmma16 on the tensor pipe). A row with every score so far masked keeps
-// m = -inf; its exponent then subtracts 0, so exp2 stays 0.
-template <int BC, bool kSum = true>
+// rescale alpha that O owes for it and l_run = l_run alpha + this lane's sum. A row with every
+// score so far masked keeps m = -inf; its exponent then subtracts 0, so exp2 stays 0.
+template <int BC>
 __device__ __forceinline__ void update_rows(float (&s)[BC / 2], float (&m_run)[2], float (&l_run)[2], float (&alpha)[2],
                                             float sl2e) {
 #pragma unroll
@@ -41,9 +40,9 @@ __device__ __forceinline__ void update_rows(float (&s)[BC / 2], float (&m_run)[2
     for (int j = 0; j < BC / 8; ++j) {
       s[4 * j + 2 * h] = exp2_approx(fmaf(s[4 * j + 2 * h], sl2e, -m_scaled));
       s[4 * j + 2 * h + 1] = exp2_approx(fmaf(s[4 * j + 2 * h + 1], sl2e, -m_scaled));
-      if constexpr (kSum) sum += s[4 * j + 2 * h] + s[4 * j + 2 * h + 1];
+      sum += s[4 * j + 2 * h] + s[4 * j + 2 * h + 1];
     }
-    if constexpr (kSum) l_run[h] = fmaf(l_run[h], alpha[h], sum);
+    l_run[h] = fmaf(l_run[h], alpha[h], sum);
     m_run[h] = m_new;
   }
 }

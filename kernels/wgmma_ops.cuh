@@ -47,17 +47,6 @@ struct Ops<static_cast<int>(DType::Bf16)> {
   }
   // D += A B, A from registers (4 per thread, the m64k16 fragment), B from shared memory MN-major
   // (the transpose bit set).
-  static __device__ __forceinline__ void rs_n8(float (&d)[4], const uint32_t (&a)[4], uint64_t b) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %9, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 "
-        "{%0, %1, %2, %3}, "
-        "{%4, %5, %6, %7}, %8, p, 1, 1, 1;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(1));
-  }
-  // D += A B, A from registers (4 per thread, the m64k16 fragment), B from shared memory MN-major
-  // (the transpose bit set).
   static __device__ __forceinline__ void rs_n32(float (&d)[16], const uint32_t (&a)[4], uint64_t b) {
     asm volatile(
         "{\n.reg .pred p;\nsetp.ne.b32 p, %21, 0;\n"
@@ -133,17 +122,6 @@ struct Ops<static_cast<int>(DType::Fp16)> {
           "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
           "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
         : "l"(a), "l"(b), "r"(scale_d));
-  }
-  // D += A B, A from registers (4 per thread, the m64k16 fragment), B from shared memory MN-major
-  // (the transpose bit set).
-  static __device__ __forceinline__ void rs_n8(float (&d)[4], const uint32_t (&a)[4], uint64_t b) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %9, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 "
-        "{%0, %1, %2, %3}, "
-        "{%4, %5, %6, %7}, %8, p, 1, 1, 1;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(1));
   }
   // D += A B, A from registers (4 per thread, the m64k16 fragment), B from shared memory MN-major
   // (the transpose bit set).

@@ -7,7 +7,7 @@ generate; this script writes them once. Run: python3 scripts/gen_wgmma_ops.py > 
 
 TYPES = {"Bf16": "bf16", "Fp16": "f16"}
 SS_SHAPES = (64, 128)      # S = Q K^T: N = Bc
-RS_SHAPES = (8, 32, 64, 128)  # O += P V: N = d; N = 8: the row sums, P times a tile of ones
+RS_SHAPES = (32, 64, 128)  # O += P V: N = d
 
 
 def regs(first, count):
@@ -15,7 +15,7 @@ def regs(first, count):
 
 
 def acc_operands(count):
-    return ",\n          ".join(", ".join(f'"+f"(d[{i + j}])' for j in range(min(8, count - i))) for i in range(0, count, 8))
+    return ",\n          ".join(", ".join(f'"+f"(d[{i + j}])' for j in range(8)) for i in range(0, count, 8))
 
 
 def ss(ptx_type, n):

@@ -218,7 +218,7 @@ struct Wgmma16 : WarpgroupRoles<24> {
   // the base's alignment slack. What decides q_buffers() and o_staging_bytes().
   static constexpr int persistent_layout_bytes(const TileConfig& c, int qb, bool staged) {
     return qb * q_bytes(c) + 2 * c.stages * kv_tile_bytes(c) + (staged ? q_bytes(c) : 0) + 16 * c.stages +
-           16 * qb + 4 * kTileInfoWords * consumers(c) + kOnesAlign + kOnesBytes + kBaseAlignSlack;
+           16 * qb + 4 * kTileInfoWords * consumers(c) + kBaseAlignSlack;
   }
   // Q tiles in shared memory: one, or with the persistent grid two where they fit beside the ring
   // (the next tile's Q lands while the previous tile's epilogue stores O through the other).
@@ -262,16 +262,9 @@ struct Wgmma16 : WarpgroupRoles<24> {
   static constexpr int tile_info(const TileConfig& c, int consumer) {
     return q_free_barrier(c, q_buffers(c)) + 4 * kTileInfoWords * consumer;
   }
-  // The tile of ones whose product with P gives each row's sum on the tensor pipe (row_sum_wgmmas):
-  // kOnesBytes of the dtype's 1.0 after everything else, 128-byte aligned. Every byte the m64n8k16
-  // B operand's descriptor reaches (ones_descriptor: two 128-byte core matrices) holds a one, so
-  // the layout it reads them in does not matter.
-  static constexpr int kOnesBytes = 512, kOnesAlign = 128;
-  static constexpr int ones_base(const TileConfig& c) {
-    const int end = c.persistent ? tile_info(c, consumers(c)) : q_barrier(c, q_buffers(c));
-    return (end + kOnesAlign - 1) / kOnesAlign * kOnesAlign;
+  static constexpr int smem_bytes(const TileConfig& c) {
+    return (c.persistent ? tile_info(c, consumers(c)) : q_barrier(c, q_buffers(c))) + kBaseAlignSlack;
   }
-  static constexpr int smem_bytes(const TileConfig& c) { return ones_base(c) + kOnesBytes + kBaseAlignSlack; }
   // Arrivals that free a Q buffer for the next tile's Q: one per consumer warpgroup, after its
   // TMA store of O has read the buffer's rows (cp.async.bulk.wait_group.read), or with the O
   // staging tile (stages_o) after its K/V loop.
@@ -306,11 +299,6 @@ struct Wgmma16 : WarpgroupRoles<24> {
   static constexpr uint32_t v_step_bytes(int d, int kk) { return static_cast<uint32_t>(16 * kk * swizzle_bytes(d)); }
   static constexpr uint64_t v_descriptor(int d, uint32_t addr, int bc) {
     return descriptor(d, addr, static_cast<uint32_t>(block_bytes(d, bc)), swizzle_atom_bytes(d));
-  }
-  // The ones as the MN-major B of the row-sum product (m64n8k16): no swizzle (layout type 0), core
-  // matrices of 8 rows x 16 bytes 128 bytes apart in both directions.
-  static constexpr uint64_t ones_descriptor(uint32_t addr) {
-    return (uint64_t((addr & 0x3FFFF) >> 4)) | (uint64_t(128 >> 4) << 16) | (uint64_t(128 >> 4) << 32);
   }
 
   // ---- instructions per K/V tile and consumer warpgroup ------------------------------------------
