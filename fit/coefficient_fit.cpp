@@ -85,7 +85,8 @@ std::string describe(Eigen::LevenbergMarquardtSpace::Status s) {
 std::vector<std::string> default_free_coefficients() {
   return {"fp32_efficiency",    "smem_efficiency",         "issue_overhead",       "l2_efficiency",
           "latency_warps",      "shared_latency_warps",    "iteration_latency_cycles", "overlapped_iteration_cycles",
-          "block_latency_cycles", "launch_overhead_us", "overlap_exponent", "tensor_efficiency", "memory_overlap_exponent", "phase_overlap_exponent"};
+          "block_latency_cycles", "launch_overhead_us", "overlap_exponent", "tensor_efficiency", "memory_overlap_exponent", "phase_overlap_exponent",
+          "stall_exposure"};
 }
 
 bool coefficient_informed(const std::string& name, const std::vector<const FitPoint*>& points) {
@@ -95,7 +96,7 @@ bool coefficient_informed(const std::string& name, const std::vector<const FitPo
       if (p->c.variant == Variant::Decode) return true;
     return false;
   }
-  if (name != "tensor_efficiency" && name != "phase_overlap_exponent") return true;
+  if (name != "tensor_efficiency" && name != "phase_overlap_exponent" && name != "stall_exposure") return true;
   for (const FitPoint* p : points)
     if (p->geometry->per_kv_tile.mma > 0 || p->geometry->per_kv_tile.mma16 > 0) return true;
   return false;

@@ -93,6 +93,15 @@ struct Coefficients {
   // (0.41 when the tensor pipe overlapped like the others; the measured mma.sync peak is 0.59 of
   // the spec's rate). No effect on SIMT kernels (no tensor term).
   double phase_overlap_exponent = 2.0;
+  // The share of a tensor-core block's per-tile stall (overlapped_iteration_cycles or
+  // iteration_latency_cycles: its barrier, its wait for the tile's copy and its warps' dependent
+  // chain from S to P V) that the blocks resident beside it do not cover, once per wave
+  // (model/predict.cpp: `max(pipes + e x stall, chain)`). The resident blocks reach their per-tile
+  // barriers about in step (they start together and share the pipes fairly), so their stalls
+  // overlap each other rather than the pipes. Read off mma_3xtf32's Bc 32 / Bc 64 pair: with two or
+  // three blocks resident, Bc 32 ran 4-8% slower than Bc 64 where the stall hidden behind the pipes
+  // had it level (docs/fit.md, "The per-tile stall exposed once per wave"). 0 restores the maximum.
+  double stall_exposure = 0.5;
   // Fraction of the spec's dense tensor rate (its wgmma rate) that wgmma.mma_async sustains in a
   // warp-specialized kernel (wgmma16, model/async_pipeline.h): cuBLAS's bf16 8192^3 product, all
   // wgmma, runs 780 of the H100's 132 x 4096 x 1.83 GHz = 989 TFLOP/s (../shared/anchors: 0.79).
@@ -152,7 +161,7 @@ struct CoefficientInfo {
 };
 
 // Name <-> member table for profile I/O and, later, fitting (stable order).
-inline constexpr std::array<CoefficientInfo, 27> coefficient_table() {
+inline constexpr std::array<CoefficientInfo, 28> coefficient_table() {
   return {{
       {"fp32_efficiency", &Coefficients::fp32_efficiency, 0.01, 1.0},
       {"sfu_efficiency", &Coefficients::sfu_efficiency, 0.01, 1.0},
@@ -172,6 +181,7 @@ inline constexpr std::array<CoefficientInfo, 27> coefficient_table() {
       {"tensor_efficiency", &Coefficients::tensor_efficiency, 0.01, 1.0},
       {"memory_overlap_exponent", &Coefficients::memory_overlap_exponent, 1.0, 64.0},
       {"phase_overlap_exponent", &Coefficients::phase_overlap_exponent, 1.0, 64.0},
+      {"stall_exposure", &Coefficients::stall_exposure, 0.0, 1.0},
       {"wgmma_efficiency", &Coefficients::wgmma_efficiency, 0.01, 1.0},
       {"stream_dram_efficiency", &Coefficients::stream_dram_efficiency, 0.01, 1.0},
       {"stream_knee_blocks", &Coefficients::stream_knee_blocks, 0.0, 1e3},

@@ -264,8 +264,13 @@ Prediction predict(const Workload& w, const GeometryAnalysis& g, const GpuSpec& 
   b.shared = n.shared_pipe_wavefronts / blocks / (gpu.smem_wavefronts_per_clock_per_sm * clock * c.smem_efficiency);
   b.issue = (1.0 + c.issue_overhead) * n.warp_instructions / blocks /
             (gpu.warp_schedulers_per_sm * clock * c.issue_efficiency);
-  const double stall =
-      T * (g.kv_loads_overlap_compute ? c.overlapped_iteration_cycles : c.iteration_latency_cycles) / clock;
+  // The per-tile stall of one block: its barrier and copy wait, shared by all its warps' row tiles,
+  // and its warps' dependent chain from S to P V, which a warp owning r independent m16 row tiles
+  // (mma16: r = 2) interleaves over them. Taken as half and half: the share 1/2 + 1/(2 r).
+  const bool tensor_core = n.mma > 0 || n.mma16 > 0;
+  const double row_tiles = tensor_core ? std::max(1.0, g.rows_per_warp / 16.0) : 1.0;
+  const double stall = (0.5 + 0.5 / row_tiles) * T *
+                       (g.kv_loads_overlap_compute ? c.overlapped_iteration_cycles : c.iteration_latency_cycles) / clock;
   const double l2_per_block = n.l2_bytes() / blocks / (gpu.l2_bytes_per_s() * c.l2_efficiency);
   const double dram_per_block = p.dram.bytes / blocks / (gpu.dram_bytes_per_s() * c.dram_efficiency);
   const double wpb = p.occupancy.warps_per_block;
@@ -282,7 +287,6 @@ Prediction predict(const Workload& w, const GeometryAnalysis& g, const GpuSpec& 
   // kernels' warps own one m16 tile (16 rows) and keep the SIMT rule: saturating them at one warp
   // per scheduler too ranked lone mma_3xtf32 blocks first on one-entry grids where regtile_2d won
   // by 20-40% (H100, g_n1024_b1_d128, g_n128_b1_d64).
-  const bool tensor_core = n.mma > 0 || n.mma16 > 0;
   const bool independent_row_tiles = tensor_core && g.rows_per_warp >= 32;
   const double schedulers = double(gpu.warp_schedulers_per_sm);
   Saturation sat{independent_row_tiles ? schedulers : c.latency_warps, c.shared_latency_warps, schedulers,
@@ -315,7 +319,10 @@ Prediction predict(const Workload& w, const GeometryAnalysis& g, const GpuSpec& 
         sm_work(t.fp32, t.tensor, t.sfu, t.shared, t.issue, c.overlap_exponent, c.phase_overlap_exponent,
                 sat.per_subpartition);
     if (terms) *terms = t;
-    return soft_max({std::max(sm_pipes, t.chain), t.l2, t.dram}, resident_memory_overlap(c.memory_overlap_exponent, k));
+    // A tensor-core wave: the pipes plus the stall share its resident blocks leave exposed
+    // (stall_exposure: they reach their per-tile barriers in step), never less than one block's chain.
+    const double exposed = tensor_core ? c.stall_exposure * stall : 0.0;
+    return soft_max({std::max(sm_pipes + exposed, t.chain), t.l2, t.dram}, resident_memory_overlap(c.memory_overlap_exponent, k));
   };
   // Time each pipe bounded (the winner of each wave), to name the bound.
   PipeTimes bounded;

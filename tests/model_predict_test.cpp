@@ -96,6 +96,46 @@ TEST(MemoryOverlap, GrowsWithTheBlocksResidentAsTheirSquareRoot) {
   for (double k = 1; k < 16; ++k) EXPECT_LT(resident_memory_overlap(p, k), resident_memory_overlap(p, k + 1));
 }
 
+// The per-tile stall a tensor-core wave leaves exposed (stall_exposure; docs/model.md, "The per-tile
+// stall exposed once per wave"): on the H100, g_n8192_b16_d64 (two mma_3xtf32 blocks resident),
+// Br 64 x Bc 32 ran 1.078x Bc 64's time where the stall hidden behind the pipes predicted 1.015x.
+// Exposing it costs a wave e x T x the per-tile cycles, so Bc 32 (twice the tiles) pays about twice
+// Bc 64's; a SIMT kernel's wave is left as it was; a warp of two row tiles (mma16) pays 3/4 of a
+// one-row-tile warp's stall for the same tiles.
+TEST(StallExposure, ExposedOncePerWaveInProportionToTheTiles) {
+  const GpuSpec h100 = spec("nvidia-h100-sxm");
+  Coefficients hidden, exposed;
+  hidden.stall_exposure = 0.0;
+  exposed.stall_exposure = 1.0;
+  ConfigCatalog catalog;
+  const Workload w{16, 8192, 64, false, 0.0f};
+  const auto extra = [&](const TileConfig& c, const Workload& wl) {
+    const Prediction h = predict(wl, catalog.analysis(c), h100, hidden), e = predict(wl, catalog.analysis(c), h100, exposed);
+    EXPECT_TRUE(h.refusal.empty() && e.refusal.empty()) << c.name();
+    return e.time_s - h.time_s;
+  };
+  const TileConfig bc32{Variant::MmaTf32x3, 64, 64, 32, Layout::Swizzled}, bc64{Variant::MmaTf32x3, 64, 64, 64, Layout::Swizzled};
+  const double d32 = extra(bc32, w), d64 = extra(bc64, w);
+  EXPECT_GT(d64, 0.0);
+  EXPECT_GT(d32 / d64, 1.6);
+  EXPECT_LT(d32 / d64, 2.2);
+  // Exposed once per wave: no more than the waves times the tiles of a block times the cycles.
+  const Prediction p64 = predict(w, catalog.analysis(bc64), h100, exposed);
+  const double bound = double(p64.waves.waves) * p64.counts.tiles.mean_tiles_per_block *
+                       exposed.overlapped_iteration_cycles / h100.clock_hz();
+  EXPECT_LT(d64, 1.05 * bound);
+  // The SIMT families keep the maximum of pipes and chain.
+  EXPECT_DOUBLE_EQ(extra(TileConfig{Variant::RegTile2D, 64, 64, 64, Layout::Swizzled}, w), 0.0);
+  // mma16's warps own two m16 row tiles: 0.75 of the stall per tile (model/predict.cpp).
+  const Workload wb{16, 8192, 64, false, 0.0f, DType::Bf16};
+  const TileConfig m16{Variant::Mma16, 64, 128, 64, Layout::Swizzled, DType::Bf16, 2, false};
+  const Prediction pm = predict(wb, catalog.analysis(m16), h100, exposed);
+  const double full = double(pm.waves.waves) * pm.counts.tiles.mean_tiles_per_block *
+                      exposed.overlapped_iteration_cycles / h100.clock_hz();
+  EXPECT_GT(extra(m16, wb), 0.0);
+  EXPECT_LT(extra(m16, wb), 0.8 * full);
+}
+
 TEST(DramRule, CompulsoryWhileTheWorkingSetFits) {
   DramCase k(false, false);
   const Counts& n = k.n;
