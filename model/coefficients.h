@@ -100,7 +100,8 @@ struct Coefficients {
   // barriers about in step (they start together and share the pipes fairly), so their stalls
   // overlap each other rather than the pipes. Read off mma_3xtf32's Bc 32 / Bc 64 pair: with two or
   // three blocks resident, Bc 32 ran 4-8% slower than Bc 64 where the stall hidden behind the pipes
-  // had it level (docs/fit.md, "The per-tile stall exposed once per wave"). 0 restores the maximum.
+  // had it level (docs/fit.md, "The per-tile stall exposed once per wave"). With 0 a wave is the
+  // maximum of pipes and chain again.
   double stall_exposure = 0.5;
   // Fraction of the spec's dense tensor rate (its wgmma rate) that wgmma.mma_async sustains in a
   // warp-specialized kernel (wgmma16, model/async_pipeline.h): cuBLAS's bf16 8192^3 product, all
