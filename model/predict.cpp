@@ -287,7 +287,7 @@ Prediction predict(const Workload& w, const GeometryAnalysis& g, const GpuSpec& 
   // kernels' warps own one m16 tile (16 rows) and keep the SIMT rule: saturating them at one warp
   // per scheduler too ranked lone mma_3xtf32 blocks first on one-entry grids where regtile_2d won
   // by 20-40% (H100, g_n1024_b1_d128, g_n128_b1_d64).
-  const bool independent_row_tiles = tensor_core && g.rows_per_warp >= 32;
+  const bool independent_row_tiles = row_tiles >= 2;  // tensor-core warps only (row_tiles is 1 otherwise)
   const double schedulers = double(gpu.warp_schedulers_per_sm);
   Saturation sat{independent_row_tiles ? schedulers : c.latency_warps, c.shared_latency_warps, schedulers,
                  independent_row_tiles};
