@@ -304,8 +304,7 @@ __global__ void __launch_bounds__(
     for (int r = 0; r < R::s_registers(BC); ++r) s[r] = 0.0f;
     // Rows g and g + 8 of this warp's 16 (h = 0, 1): accumulator elements 4 j + 2 h, 4 j + 2 h + 1.
     float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.0f, 0.0f};  // l: this lane's share
-    float alpha[2] = {1.0f, 1.0f};  // the rescale O owes for the newest tile's running max
-    bool owes_alpha = false;   // whether it owes one (the lazy rescale: warp-uniform)
+    float alpha[2];            // the rescale O owes for the newest tile's running max
     uint32_t pa[BC / 16][4];   // P packed to the dtype: the A fragments of P V
 
     // S = Q K^T of the tile in stage `st` (unscaled, fp32): d / 16 wgmma, the first overwriting S.
@@ -348,10 +347,9 @@ __global__ void __launch_bounds__(
             if (masked(p, row, kv0 + 8 * j + 2 * tq + e % 2)) s[4 * j + e] = -INFINITY;
           }
       }
-      owes_alpha = wgmma_softmax::update_rows_lazy<BC>(s, m_run, l_run, alpha, sl2e);
+      wgmma_softmax::update_rows<BC>(s, m_run, l_run, alpha, sl2e);
     };
     auto rescale_o = [&]() {
-      if (!owes_alpha) return;
 #pragma unroll
       for (int h = 0; h < 2; ++h)
 #pragma unroll
