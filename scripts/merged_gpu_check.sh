@@ -79,7 +79,12 @@ for cfg in ${SANITIZE:-}; do
     extra=(); [ $tool = racecheck ] && extra=(--racecheck-report all)
     timeout 120 compute-sanitizer --tool $tool "${extra[@]}" --error-exitcode 9 "$b/app/flashtune" run --config "$cfg" \
       --dtype "$dt" --B 2 --heads 8 --kv-heads 2 --N $nq --kv-len $keys --d "$dd" $causal --check --no-time > /tmp/san.log 2>&1
-    say "sanitize $tool $cfg (B 2, Hq 8, Hkv 2, Nq $nq, keys $keys${causal:+, causal}) rc=$? | $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' /tmp/san.log | tail -1) | $(grep -E '^check' /tmp/san.log | head -1)"
+    rc=$?
+    # No sanitizer summary: the run never reached a kernel (an unknown config name, a refusal); its
+    # first line of its own says why.
+    verdict="$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' /tmp/san.log | tail -1)"
+    [ -n "$verdict" ] || verdict="no sanitizer summary: $(grep -v '^=========' /tmp/san.log | head -1)"
+    say "sanitize $tool $cfg (B 2, Hq 8, Hkv 2, Nq $nq, keys $keys${causal:+, causal}) rc=$rc | $verdict | $(grep -E '^check' /tmp/san.log | head -1)"
   done
 done
 if [[ " $* " != *" --no-sdpa "* ]]; then
