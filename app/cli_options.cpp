@@ -144,7 +144,16 @@ void add_sampling_options(CLI::App* cmd, SamplingCliOptions& o) {
                   "Warm-up per config before sampling, ms (default " + number_text(o.warmup_ms) + ")");
 }
 
+void add_l2_flush_option(CLI::App* cmd, SamplingCliOptions& o) {
+  cmd->add_option("--l2-flush", o.l2_flush,
+                  "How L2 is flushed before each sample: write (default; the flush's lines are left dirty and "
+                  "written back beside the timed call's first reads, as in every profile) or read (the lines "
+                  "the call finds are clean)");
+}
+
 void validate_sampling(const SamplingCliOptions& o) {
+  if (o.l2_flush != "write" && o.l2_flush != "read")
+    throw UsageError("l2-flush=" + o.l2_flush + ": must be write or read");
   if (!(o.time_cap_s > 0)) throw UsageError("time-cap=" + number_text(o.time_cap_s) + ": must be > 0");
   if (!(o.rel_stdev > 0)) throw UsageError("rel-stdev=" + number_text(o.rel_stdev) + ": must be > 0");
   if (o.min_samples < 1) throw UsageError("min-samples=" + std::to_string(o.min_samples) + ": must be >= 1");
@@ -161,6 +170,7 @@ HarnessOptions harness_options_of(const SamplingCliOptions& o) {
   h.rule.min_samples = o.min_samples;
   h.rule.max_samples = o.max_samples;
   h.warmup_min_ms = o.warmup_ms;
+  h.flush_kind = o.l2_flush == "read" ? L2Flush::Read : L2Flush::Write;
   return h;
 }
 

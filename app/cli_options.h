@@ -86,10 +86,13 @@ ConfigRequest config_request_of(const ConfigFilterCliOptions& o);
 struct SamplingCliOptions {
   double time_cap_s = 2.0, rel_stdev = 0.01, warmup_ms = 50;
   int min_samples = 10, max_samples = 2000;
+  std::string l2_flush = "write";  // run's --l2-flush; tune keeps the write flush its profiles record
 };
 
 // The help texts name `o`'s values as the defaults (run and tune sample for different times).
 void add_sampling_options(CLI::App* cmd, SamplingCliOptions& o);
+// --l2-flush write|read (tuner/timing_harness.h, L2Flush): run only.
+void add_l2_flush_option(CLI::App* cmd, SamplingCliOptions& o);
 // Every value in range. Throws UsageError.
 void validate_sampling(const SamplingCliOptions& o);
 HarnessOptions harness_options_of(const SamplingCliOptions& o);

@@ -235,7 +235,7 @@ json result_json(const PairResult& r) {
                  {"mean_ms", t.mean_ms},     {"stdev_ms", t.stdev_ms},   {"rel_stdev", t.rel_stdev},
                  {"samples", t.samples},     {"dropped", t.dropped},     {"stop", stop_reason_name(t.stop_reason)},
                  {"warmup_launches", r.timing->warmup_launches},         {"sampling_s", r.timing->sampling_s},
-                 {"l2_flush_bytes", r.timing->flush_bytes}};
+                 {"l2_flush_bytes", r.timing->flush_bytes},       {"l2_flush", l2_flush_name(r.timing->flush_kind)}};
     j["tflops"] = r.tflops;
     j["sm_clock_mhz"] = {{"source", r.timing->clock_source}};
     if (t.clock_known) {
@@ -454,6 +454,7 @@ void register_run(CLI::App& app) {
                 "Compare every element with the double reference (exit 1 above rel L2 1e-4; 1e-2 for mma_1xtf32)");
   sub->add_flag("--no-time", o->no_time, "Skip timing");
   add_sampling_options(sub, o->sampling);
+  add_l2_flush_option(sub, o->sampling);
   sub->add_option("--device", o->device, "CUDA device index (default 0)");
   sub->add_flag("--json", o->json, "Print JSON");
   sub->callback([o] {

@@ -171,6 +171,8 @@ TEST(CliRun, BadNumbers) {
                         "flashtune run: scale=-1: must be a positive finite number");
   expect_one_line_error(run_flashtune("run --B 1 --N 64 --d " + valid_d() + " --time-cap 0"), 2,
                         "flashtune run: time-cap=0: must be > 0");
+  expect_one_line_error(run_flashtune("run --B 1 --N 64 --d " + valid_d() + " --l2-flush clean"), 2,
+                        "flashtune run: l2-flush=clean: must be write or read");
 }
 
 TEST(CliRun, NeedsGpu) {
@@ -246,6 +248,18 @@ TEST(CliRunGpu, CheckPassesOnDefaultConfig) {
   EXPECT_GE(res.at("time").at("samples").get<int>(), 10);
   EXPECT_GT(res.at("time").at("median_ms").get<double>(), 0.0);
   EXPECT_GT(res.at("tflops").get<double>(), 0.0);
+}
+
+TEST(CliRunGpu, L2FlushKindIsTheOneAskedFor) {
+  SKIP_WITHOUT_GPU();
+  for (const std::string kind : {"write", "read"}) {
+    const auto r = run_flashtune("run --B 2 --N 256 --d " + valid_d() + " --l2-flush " + kind + " --time-cap 0.2 --json");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const nlohmann::json& t = nlohmann::json::parse(r.output).at("results").at(0).at("time");
+    EXPECT_EQ(t.at("l2_flush"), kind);
+    EXPECT_GT(t.at("l2_flush_bytes").get<long long>(), 0);
+    EXPECT_GT(t.at("median_ms").get<double>(), 0.0);
+  }
 }
 
 TEST(CliRunGpu, NpyInputsGiveMatchingOutput) {
