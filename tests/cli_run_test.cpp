@@ -255,7 +255,8 @@ TEST(CliRunGpu, L2FlushKindIsTheOneAskedFor) {
   for (const std::string kind : {"write", "read"}) {
     const auto r = run_flashtune("run --B 2 --N 256 --d " + valid_d() + " --l2-flush " + kind + " --time-cap 0.2 --json");
     ASSERT_EQ(r.exit_code, 0) << r.output;
-    const nlohmann::json& t = nlohmann::json::parse(r.output).at("results").at(0).at("time");
+    const nlohmann::json j = nlohmann::json::parse(r.output);
+    const nlohmann::json& t = j.at("results").at(0).at("time");
     EXPECT_EQ(t.at("l2_flush"), kind);
     EXPECT_GT(t.at("l2_flush_bytes").get<long long>(), 0);
     EXPECT_GT(t.at("median_ms").get<double>(), 0.0);
