@@ -152,7 +152,7 @@ void add_l2_flush_option(CLI::App* cmd, SamplingCliOptions& o) {
 }
 
 void validate_sampling(const SamplingCliOptions& o) {
-  if (o.l2_flush != "write" && o.l2_flush != "read")
+  if (!parse_l2_flush(o.l2_flush))
     throw UsageError("l2-flush=" + o.l2_flush + ": must be write or read");
   if (!(o.time_cap_s > 0)) throw UsageError("time-cap=" + number_text(o.time_cap_s) + ": must be > 0");
   if (!(o.rel_stdev > 0)) throw UsageError("rel-stdev=" + number_text(o.rel_stdev) + ": must be > 0");
@@ -170,7 +170,7 @@ HarnessOptions harness_options_of(const SamplingCliOptions& o) {
   h.rule.min_samples = o.min_samples;
   h.rule.max_samples = o.max_samples;
   h.warmup_min_ms = o.warmup_ms;
-  h.flush_kind = o.l2_flush == "read" ? L2Flush::Read : L2Flush::Write;
+  h.flush_kind = parse_l2_flush(o.l2_flush).value_or(L2Flush::Write);  // validated by validate_sampling
   return h;
 }
 

@@ -20,6 +20,7 @@
 #include <cstring>
 #include <sstream>
 #include <stdexcept>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -125,8 +126,9 @@ int run(int argc, char** argv) {
       if (!(copy_gbps > 0)) throw std::invalid_argument(std::string("--copy-gbps needs a positive number, got '") + argv[i] + "'");
     } else if (a == "--flush" && has_value) {
       const std::string f = argv[++i];
-      if (f != "write" && f != "read") throw std::invalid_argument("--flush must be write or read, got '" + f + "'");
-      flush = f == "read" ? L2Flush::Read : L2Flush::Write;
+      const std::optional<L2Flush> kind = parse_l2_flush(f);
+      if (!kind) throw std::invalid_argument("--flush must be write or read, got '" + f + "'");
+      flush = *kind;
     } else if (a == "--config" && has_value) {
       only = argv[++i];
     } else if (a == "--cluster-capacity") {

@@ -32,6 +32,12 @@ __global__ void read_through_l2(const float4* __restrict__ words, long long n, f
 
 const char* l2_flush_name(L2Flush f) { return f == L2Flush::Read ? "read" : "write"; }
 
+std::optional<L2Flush> parse_l2_flush(const std::string& name) {
+  for (L2Flush f : {L2Flush::Write, L2Flush::Read})
+    if (name == l2_flush_name(f)) return f;
+  return std::nullopt;
+}
+
 struct TimingHarness::Impl {
   int device = 0;
   HarnessOptions options;

@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,8 @@ namespace flashtune {
 // matrix products; the activations it writes are kilobytes).
 enum class L2Flush { Write, Read };
 const char* l2_flush_name(L2Flush f);
+// The flush named "write" or "read" (l2_flush_name's names); nullopt for any other text.
+std::optional<L2Flush> parse_l2_flush(const std::string& name);
 
 struct HarnessOptions {
   StoppingRule rule;
