@@ -40,4 +40,28 @@ DramEstimate estimate_dram(const Workload& w, const TileConfig& c, const Counts&
   return e;
 }
 
+FirstTouch first_touch_shares(const Workload& w, const TileConfig& c, const Counts& counts, const DramEstimate& dram,
+                              long long blocks_per_wave, bool heavy_first) {
+  FirstTouch s;
+  const long long B = w.B, Tr = counts.tiles.q_tiles, Tc = counts.tiles.kv_tiles;
+  if (traits::grid_order(B, Tr, w.causal, heavy_first) != traits::GridOrder::BatchFastest) return s;
+  const long long first = std::max(B, blocks_per_wave);
+  if (first >= counts.tiles.blocks || counts.tiles.visits <= 0 || dram.bytes <= 0) return s;
+  // Rank r is query tile Tr - 1 - r of every entry; it visits the K/V tiles count_tile_visits
+  // gives it (bottom-right causal) and holds min(Br, N - i Br) valid query rows.
+  const long long off = std::max(0LL, w.causal_offset());
+  double tiles = 0, rows = 0;
+  for (long long r = 0; r < Tr && r * B < first; ++r) {
+    const long long i = Tr - 1 - r, blocks = std::min(B, first - r * B);
+    tiles += double(blocks) * double(std::min(Tc, ((i + 1) * c.Br - 1 + off) / c.Bc + 1));
+    rows += double(blocks) * double(std::min<long long>(c.Br, w.N - i * c.Br));
+  }
+  const double kv_sets = double(std::max<long long>(1, B / std::max(1, w.kv_group)));
+  const double compulsory_kv = 2.0 * kv_sets * double(w.keys()) * w.d * w.element_bytes();
+  const double first_qo = 2.0 * rows * w.d * w.element_bytes();
+  s.work_share = std::min(1.0, tiles / double(counts.tiles.visits));
+  s.dram_share = std::min(1.0, (compulsory_kv + first_qo) / dram.bytes);
+  return s;
+}
+
 }  // namespace flashtune::model

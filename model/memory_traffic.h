@@ -48,6 +48,22 @@ struct DramEstimate {
   long long sweeps_per_entry = 1;  // S = ceil(g Tr / T_g), per K/V set (g = kv_group)
 };
 
+// The first blocks a batch-fastest (heavy-first causal) grid dispatches, and the share of the
+// grid's work and of its DRAM bytes they carry. That grid launches every entry's heaviest query
+// tile first, then every entry's second heaviest, and so on; the first block of an entry is the
+// first to read its K/V, so the compulsory K/V reads of the whole grid fall in its first
+// max(B, one wave) blocks, which hold only their own share of the work: on the H100's u08 (594
+// entries of 336 rows, d = 32, bf16) mma16 Br 64 reads all 25.5 MB of K/V in 29% of its tiles.
+// A uniform DRAM stream over the run hid that bunching under the SM's work (predict() joins the
+// two parts apart). Where the first blocks are the whole grid, or the grid is not batch-fastest
+// (an entry's K/V is first read as its tiles come, spread over the run), both shares are 1.
+struct FirstTouch {
+  double work_share = 1.0;  // of the grid's K/V tile visits
+  double dram_share = 1.0;  // of DramEstimate::bytes: the compulsory K/V and the blocks' Q and O
+};
+FirstTouch first_touch_shares(const Workload& w, const TileConfig& c, const Counts& counts, const DramEstimate& dram,
+                              long long blocks_per_wave, bool heavy_first);
+
 // heavy_first: the kernel's KernelGeometry::causal_heavy_first (with w.causal, the grid's order).
 DramEstimate estimate_dram(const Workload& w, const TileConfig& c, const Counts& counts, long long resident_blocks,
                            bool heavy_first, const GpuSpec& gpu, const Coefficients& k);

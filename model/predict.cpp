@@ -82,6 +82,7 @@ struct Saturation {
 
 struct WaveTerms {
   double fp32, tensor, sfu, shared, issue, chain, l2, dram;
+  double sm;  // the SM's side of the wave as wave_time joins it with l2 and dram (set there)
   Pipe chain_bound;  // the part of the chain that dominates (a pipe, or Latency for the stalls)
 };
 
@@ -106,7 +107,7 @@ double sm_work(double fp32, double tensor, double sfu, double shared, double iss
 
 WaveTerms wave_terms(const BlockWork& b, double k, double n, double warps_per_block, double stall_s,
                      double l2_per_block_s, double dram_per_block_s, const Saturation& sat, double overlap,
-                     double phase_overlap) {
+                     double phase_overlap, double lockstep) {
   WaveTerms t{};
   const double many = k * warps_per_block;
   // The FP32, tensor, SFU and issue pipes are the sub-partitions' own: a warp stays on the one it
@@ -120,8 +121,9 @@ WaveTerms wave_terms(const BlockWork& b, double k, double n, double warps_per_bl
   t.sfu = k * b.sfu * (sp / many) / sat.instr(sp);
   t.shared = k * b.shared / sat.shared(many);
   t.issue = k * b.issue * (sp / many) / sat.instr(sp);
-  // One block alone: its own warps set the rate of each pipe; then its exposed stalls.
-  const double sp1 = sat.busiest(warps_per_block), r1 = sp1 / warps_per_block;
+  // One block alone: its own warps set the rate of each pipe, at the block's causal lockstep
+  // (predict()); then its exposed stalls.
+  const double sp1 = sat.busiest(warps_per_block), r1 = lockstep * sp1 / warps_per_block;
   const double one[] = {b.fp32 * r1 / sat.instr(sp1), b.tensor * r1 / sat.tensor(sp1), b.sfu * r1 / sat.instr(sp1),
                         b.shared / sat.shared(warps_per_block), b.issue * r1 / sat.instr(sp1)};
   const Pipe names[] = {Pipe::Fp32, Pipe::Tensor, Pipe::Sfu, Pipe::Shared, Pipe::Issue};
@@ -144,6 +146,10 @@ WaveTerms wave_terms(const BlockWork& b, double k, double n, double warps_per_bl
 
 double resident_memory_overlap(double exponent, double blocks_per_sm) {
   return 1.0 + (exponent - 1.0) * std::sqrt(std::max(1.0, blocks_per_sm) / kMemoryOverlapReferenceBlocks);
+}
+
+double exposed_stall_share(const Coefficients& c, double warps_per_scheduler, double schedulers) {
+  return std::min(1.0, c.stall_exposure * (c.latency_warps / schedulers) / std::max(1.0, warps_per_scheduler));
 }
 
 std::optional<std::string> instruction_set_refusal(const TileConfig& c, const GpuSpec& gpu) {
@@ -294,15 +300,16 @@ Prediction predict(const Workload& w, const GeometryAnalysis& g, const GpuSpec& 
   // Causal masking lets a warp skip a tile whose keys all follow its rows (counts.h,
   // warp_tile_visits), but the block's barrier holds it until its other warps finish that tile.
   // A latency-bound warp's scheduler serves the other warps meanwhile; a warp that saturates its
-  // sub-partition alone leaves it idle: its pipes (FP32, tensor, SFU, issue) take the block's
-  // pace, every warp on every visited tile. Where no warp skips, the ratio is 1.
-  if (independent_row_tiles && n.warp_tile_visits > 0) {
-    const double lockstep = double(g.warps_per_block) * double(n.tiles.visits) / n.warp_tile_visits;
-    b.fp32 *= lockstep;
-    b.tensor *= lockstep;
-    b.sfu *= lockstep;
-    b.issue *= lockstep;
-  }
+  // sub-partition alone leaves it idle while it waits, so the block's own pace (its chain) is
+  // every warp on every visited tile: the pipes of one block (FP32, tensor, SFU, issue) stretched
+  // by `lockstep`. Not the wave's: the other blocks resident on the SM have a warp on that
+  // scheduler too, and issue in the idle slots. Where no warp skips, the ratio is 1. (Until
+  // 2026-11-28 the wave's pipes took it as well: mma16 Br 128 x Bc 32 on the H100's u08, 594
+  // entries of 336 rows, d = 32, three 4-warp blocks resident, had its pipes stretched by 1.19;
+  // docs/fit.md, "The causal lockstep, the first touch and the stall by warps per scheduler".)
+  const double lockstep = independent_row_tiles && n.warp_tile_visits > 0
+                              ? double(g.warps_per_block) * double(n.tiles.visits) / n.warp_tile_visits
+                              : 1.0;
   if (n.shared_pipe_wavefronts > 0)
     sat.shared_warps = std::max(1.0, c.shared_latency_warps * n.shared_pipe_requests / n.shared_pipe_wavefronts);
 
@@ -314,15 +321,19 @@ Prediction predict(const Workload& w, const GeometryAnalysis& g, const GpuSpec& 
     Saturation placed = sat;
     placed.static_placement = static_placement;
     const WaveTerms t = wave_terms(b, k, nblocks, wpb, stall, l2_per_block, dram_per_block, placed, c.overlap_exponent,
-                                   c.phase_overlap_exponent);
+                                   c.phase_overlap_exponent, lockstep);
     const double sm_pipes =
         sm_work(t.fp32, t.tensor, t.sfu, t.shared, t.issue, c.overlap_exponent, c.phase_overlap_exponent,
                 sat.per_subpartition);
-    if (terms) *terms = t;
     // A tensor-core wave: the pipes plus the stall share its resident blocks leave exposed
     // (stall_exposure: they reach their per-tile barriers in step), never less than one block's chain.
-    const double exposed = tensor_core ? c.stall_exposure * stall : 0.0;
-    return soft_max({std::max(sm_pipes + exposed, t.chain), t.l2, t.dram}, resident_memory_overlap(c.memory_overlap_exponent, k));
+    const double exposed = tensor_core ? exposed_stall_share(c, k * wpb / schedulers, schedulers) * stall : 0.0;
+    const double sm = std::max(sm_pipes + exposed, t.chain);
+    if (terms) {
+      *terms = t;
+      terms->sm = sm;
+    }
+    return soft_max({sm, t.l2, t.dram}, resident_memory_overlap(c.memory_overlap_exponent, k));
   };
   // Time each pipe bounded (the winner of each wave), to name the bound.
   PipeTimes bounded;
@@ -357,7 +368,8 @@ Prediction predict(const Workload& w, const GeometryAnalysis& g, const GpuSpec& 
   // time per mean block; a block alone runs `solo` of them (its serial path, or its own share of
   // the pipes when one block saturates them).
   const double k_resident = p.occupancy.blocks_per_sm;
-  const double full_wave = wave_time(k_resident, per_wave, nullptr);
+  WaveTerms full{};
+  const double full_wave = wave_time(k_resident, per_wave, &full);
   p.time_s = waves_s;
   if (w.causal) {
     const double unit = full_wave / k_resident;
@@ -368,6 +380,19 @@ Prediction predict(const Workload& w, const GeometryAnalysis& g, const GpuSpec& 
     // The per-pipe times follow the schedule (a pipe's share of the time stays as the waves had it).
     if (p.imbalance < 1.0)
       for (Pipe q : kAllPipes) p.pipes[q] *= p.imbalance;
+  }
+  // A heavy-first causal grid reads the compulsory K/V in its first blocks (memory_traffic.h,
+  // first_touch_shares): the SM's work and the DRAM bytes of those blocks and of the rest are
+  // joined apart, at the full wave's terms, and the time scales by what that adds (a norm's
+  // triangle inequality: never less than the joint join).
+  const FirstTouch first = first_touch_shares(w, g.config, n, p.dram, p.waves.per_wave, g.causal_heavy_first);
+  if (first.work_share < 1.0) {
+    const double pm = resident_memory_overlap(c.memory_overlap_exponent, k_resident);
+    const double f = first.work_share, d = first.dram_share;
+    const double joint = soft_max({full.sm, full.l2, full.dram}, pm);
+    const double apart = soft_max({f * full.sm, f * full.l2, d * full.dram}, pm) +
+                         soft_max({(1 - f) * full.sm, (1 - f) * full.l2, (1 - d) * full.dram}, pm);
+    if (joint > 0) p.time_s *= apart / joint;
   }
   // A block's start and drain (launch, Q and the first K/V tile in flight, O's store) stall that
   // block alone: the k - 1 blocks resident beside it keep the SM's pipes busy meanwhile, so per

@@ -26,7 +26,9 @@
 //                 exposed load/barrier latency of every K/V iteration; binds at low occupancy)
 //   l2         = n x L2 bytes per block   / (L2 bandwidth x l2_efficiency)
 //   dram       = n x DRAM bytes per block / (DRAM bandwidth x dram_efficiency)
-//   wave time  = smax_m(max(smax(fp32, tensor, sfu, shared, issue), chain), l2, dram)
+//   wave time  = smax_m(max(smax(fp32, tensor, sfu, shared, issue) [+ e(w) x stall], chain), l2, dram)
+//                ([...]: tensor-core kernels, the per-tile stall the resident blocks leave exposed,
+//                 e(w) = min(1, stall_exposure x (latency_warps / S) / w) at w warps per scheduler)
 //                + max(0, block_latency_cycles / clock - (k - 1) / k x the wave's smax)
 //                (a block's start and drain, hidden behind the k - 1 blocks beside it)
 //                smax(x) = (sum x_i^p)^(1/p), p = overlap_exponent: pipes overlap in part; the
@@ -37,7 +39,9 @@
 // The bound is the term that won the most time over the waves (for the chain: its larger part,
 // a pipe or "latency").
 // time = full waves x full-wave time + tail-wave time (causal: the shared-SM schedule of
-// block_schedule.h instead) + launch_overhead_us.
+// block_schedule.h instead) + launch_overhead_us; a heavy-first causal grid's time scaled by the
+// join of its first blocks' work with the compulsory K/V they read, apart from the rest's
+// (memory_traffic.h, first_touch_shares).
 #pragma once
 
 #include <initializer_list>
@@ -115,6 +119,14 @@ std::optional<std::string> instruction_set_refusal(const TileConfig& c, const Gp
 // beside the three 4-warp blocks of Br 64, within 4%.
 inline constexpr double kMemoryOverlapReferenceBlocks = 3.0;
 double resident_memory_overlap(double exponent, double blocks_per_sm);
+
+// The share of a block's per-tile stall a tensor-core wave leaves exposed, with w warps per
+// scheduler resident: stall_exposure where they are the latency_warps that hide an instruction
+// pipe's latency (latency_warps / S per scheduler), less where more warps give each scheduler
+// something else to issue meanwhile, more where fewer do; at most all of it. (A fixed share had
+// mma16 Br 64 x Bc 64, two warps per scheduler, ahead of Br 128 x Bc 32, three, on the H100's u08,
+// where it ran 7% slower; docs/fit.md.)
+double exposed_stall_share(const Coefficients& c, double warps_per_scheduler, double schedulers);
 
 // (sum x_i^p)^(1/p), scaled by the largest for range: the soft maximum of overlapping terms
 // (coefficients.h, overlap_exponent). Every family's time joins its terms with it.
