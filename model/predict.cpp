@@ -327,7 +327,12 @@ Prediction predict(const Workload& w, const GeometryAnalysis& g, const GpuSpec& 
                 sat.per_subpartition);
     // A tensor-core wave: the pipes plus the stall share its resident blocks leave exposed
     // (stall_exposure: they reach their per-tile barriers in step), never less than one block's chain.
-    const double exposed = tensor_core ? exposed_stall_share(c, k * wpb / schedulers, schedulers) * stall : 0.0;
+    // Where one warp saturates its sub-partition (mma16) nothing else in the model sees how many
+    // warps share a scheduler, and the share follows them (exposed_stall_share); the TF32 kernels'
+    // pipes already stretch below latency_warps, and their share stays the fitted one (scaled as
+    // well, the H200 fp32 profile's unseen fp32-accurate worst pick went from 3.3% to 8.6%, u16).
+    const double share = sat.per_subpartition ? exposed_stall_share(c, k * wpb / schedulers, schedulers) : c.stall_exposure;
+    const double exposed = tensor_core ? share * stall : 0.0;
     const double sm = std::max(sm_pipes + exposed, t.chain);
     if (terms) {
       *terms = t;

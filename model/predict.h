@@ -27,7 +27,8 @@
 //   l2         = n x L2 bytes per block   / (L2 bandwidth x l2_efficiency)
 //   dram       = n x DRAM bytes per block / (DRAM bandwidth x dram_efficiency)
 //   wave time  = smax_m(max(smax(fp32, tensor, sfu, shared, issue) [+ e(w) x stall], chain), l2, dram)
-//                ([...]: tensor-core kernels, the per-tile stall the resident blocks leave exposed,
+//                ([...]: tensor-core kernels, the per-tile stall the resident blocks leave exposed:
+//                 e = stall_exposure, or where one warp saturates its sub-partition (mma16)
 //                 e(w) = min(1, stall_exposure x (latency_warps / S) / w) at w warps per scheduler)
 //                + max(0, block_latency_cycles / clock - (k - 1) / k x the wave's smax)
 //                (a block's start and drain, hidden behind the k - 1 blocks beside it)
@@ -120,8 +121,8 @@ std::optional<std::string> instruction_set_refusal(const TileConfig& c, const Gp
 inline constexpr double kMemoryOverlapReferenceBlocks = 3.0;
 double resident_memory_overlap(double exponent, double blocks_per_sm);
 
-// The share of a block's per-tile stall a tensor-core wave leaves exposed, with w warps per
-// scheduler resident: stall_exposure where they are the latency_warps that hide an instruction
+// The share of a block's per-tile stall a tensor-core wave of warps that saturate their
+// sub-partition alone (mma16) leaves exposed, with w warps per scheduler resident: stall_exposure where they are the latency_warps that hide an instruction
 // pipe's latency (latency_warps / S per scheduler), less where more warps give each scheduler
 // something else to issue meanwhile, more where fewer do; at most all of it. (A fixed share had
 // mma16 Br 64 x Bc 64, two warps per scheduler, ahead of Br 128 x Bc 32, three, on the H100's u08,
