@@ -10,6 +10,7 @@
 
 #include "kernels/traits/tile_config.h"
 #include "kernels/traits/traits_common.h"
+#include "model/counts.h"
 
 namespace flashtune::model {
 namespace {
@@ -30,7 +31,7 @@ struct BlockLengths {
   // i is (i + 1) Br - 1, and it sees keys up to that plus the offset.
   long long tile(long long r) const {
     const long long i = heavy_first ? q_tiles - 1 - r : r;
-    return std::min(kv_tiles, ((i + 1) * Br - 1 + offset) / Bc + 1);
+    return causal_kv_tiles(i, Br, Bc, kv_tiles, offset);
   }
   long long at(long long n) const { return batch_fastest ? tile(n / B) : tile(n % q_tiles); }
   // How many blocks from n on (n included) have block n's length, counting only whole ranks of a

@@ -59,7 +59,7 @@ TileVisits count_tile_visits(const Workload& w, int Br, int Bc) {
     const long long num = (t.kv_tiles - 1) * Bc - (Br - 1 + off);
     const long long uncapped = num <= 0 ? 0 : std::min(t.q_tiles, ceil_div(num, Br));
     last = t.q_tiles - uncapped;
-    t.max_tiles_per_block = std::min(t.kv_tiles, ((t.q_tiles - 1) * Br + Br - 1 + off) / Bc + 1);
+    t.max_tiles_per_block = causal_kv_tiles(t.q_tiles - 1, Br, Bc, t.kv_tiles, off);
   }
   t.visits = per_batch * w.B;
   t.last_tile_visits = last * w.B;

@@ -21,6 +21,14 @@ struct TileVisits {
 // Query tile i visits K/V tiles j < Tc with j*Bc <= (i+1)*Br - 1 when causal, all Tc otherwise.
 TileVisits count_tile_visits(const Workload& w, int Br, int Bc);
 
+// The K/V tiles causal query tile i (0-based) visits: its last row (i + 1) Br - 1 sees keys up to
+// that plus `offset` (keys - N, bottom-right causal), capped at the kv_tiles there are. The one
+// formula of the tile counts, the block schedule and the first-touch shares.
+inline long long causal_kv_tiles(long long i, long long Br, long long Bc, long long kv_tiles, long long offset) {
+  const long long seen = ((i + 1) * Br - 1 + offset) / Bc + 1;
+  return seen < kv_tiles ? seen : kv_tiles;
+}
+
 // (warp, K/V tile) pairs that compute, whole grid, for a kernel whose warps each own
 // rows_per_warp consecutive query rows (Br = warps x rows_per_warp) and skip a visited tile whose
 // first key is past their last row (KernelGeometry::warps_skip_masked_tiles): warp w of query

@@ -53,7 +53,7 @@ FirstTouch first_touch_shares(const Workload& w, const TileConfig& c, const Coun
   double tiles = 0, rows = 0;
   for (long long r = 0; r < Tr && r * B < first; ++r) {
     const long long i = Tr - 1 - r, blocks = std::min(B, first - r * B);
-    tiles += double(blocks) * double(std::min(Tc, ((i + 1) * c.Br - 1 + off) / c.Bc + 1));
+    tiles += double(blocks) * double(causal_kv_tiles(i, c.Br, c.Bc, Tc, off));
     rows += double(blocks) * double(std::min<long long>(c.Br, w.N - i * c.Br));
   }
   const double kv_sets = double(std::max<long long>(1, B / std::max(1, w.kv_group)));
