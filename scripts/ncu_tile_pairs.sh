@@ -25,6 +25,7 @@ default_pairs() {
 if [ -n "${PAIRS:-}" ]; then cat "$PAIRS"; else default_pairs; fi > $OUT/pairs.txt
 while read -r name B N d causal dt cfg; do
   c=""; [ "$causal" = 1 ] && c=--causal
+  case "$cfg" in *1xtf32*) c="$c --precision tf32" ;; esac  # a named 1xTF32 config is opt-in
   v=$(timeout 90 ncu --kernel-name regex:"mma16_kernel|mma_tf32_kernel|wgmma16_kernel|decode_split_kernel" --launch-count 1 --metrics $M \
       $F run --config $cfg --dtype $dt --B $B --N $N --d $d $c --no-time 2>&1 | grep -E "^ +[a-z_]+__" | awk '{u = NF >= 3 ? " " $(NF-1) : ""; printf "\"%s\": \"%s%s\", ", $1, $NF, u}')
   echo "{\"workload\": \"$name\", \"config\": \"$cfg\", $v \"end\": 0}" >> $OUT/ncu.jsonl
