@@ -188,6 +188,10 @@ void print_details(const Row& r) {
   std::printf("\nper-pipe time (ms, each as if it alone bound every wave):\n ");
   for (model::Pipe q : model::kAllPipes) std::printf(" %s %.4f", model::pipe_name(q), p.pipes[q] * 1e3);
   std::printf("\n  overhead (block latency + launch) %.4f ms\n", p.overhead_s * 1e3);
+  if (p.first_touch.work_share < 1.0)
+    std::printf("  first touch: the heavy-first grid's first blocks, %.0f%% of the work, read %.0f%% of the DRAM bytes "
+                "(every entry's K/V): time x %.3f\n",
+                100.0 * p.first_touch.work_share, 100.0 * p.first_touch.dram_share, p.first_touch_factor);
   if (p.decode_splits > 0)
     std::printf("decode: %d split%s of the keys (the model's pick, the count the dispatcher launches)%s\n",
                 p.decode_splits, p.decode_splits == 1 ? "" : "s",

@@ -390,14 +390,15 @@ Prediction predict(const Workload& w, const GeometryAnalysis& g, const GpuSpec& 
   // first_touch_shares): the SM's work and the DRAM bytes of those blocks and of the rest are
   // joined apart, at the full wave's terms, and the time scales by what that adds (a norm's
   // triangle inequality: never less than the joint join).
-  const FirstTouch first = first_touch_shares(w, g.config, n, p.dram, p.waves.per_wave, g.causal_heavy_first);
-  if (first.work_share < 1.0) {
+  p.first_touch = first_touch_shares(w, g.config, n, p.dram, p.waves.per_wave, g.causal_heavy_first);
+  if (p.first_touch.work_share < 1.0) {
     const double pm = resident_memory_overlap(c.memory_overlap_exponent, k_resident);
-    const double f = first.work_share, d = first.dram_share;
+    const double f = p.first_touch.work_share, d = p.first_touch.dram_share;
     const double joint = soft_max({full.sm, full.l2, full.dram}, pm);
     const double apart = soft_max({f * full.sm, f * full.l2, d * full.dram}, pm) +
                          soft_max({(1 - f) * full.sm, (1 - f) * full.l2, (1 - d) * full.dram}, pm);
-    if (joint > 0) p.time_s *= apart / joint;
+    if (joint > 0) p.first_touch_factor = apart / joint;
+    p.time_s *= p.first_touch_factor;
   }
   // A block's start and drain (launch, Q and the first K/V tile in flight, O's store) stall that
   // block alone: the k - 1 blocks resident beside it keep the SM's pipes busy meanwhile, so per

@@ -89,6 +89,11 @@ struct Prediction {
   // kernel, the combine): what `predict` prints for it in place of the tiled families' counts.
   std::optional<DecodePrediction> decode;
   double imbalance = 1;   // causal: scheduled time / the waves of mean blocks (block_schedule.h)
+  // A heavy-first causal grid: the first blocks' shares of the work and of the DRAM bytes
+  // (memory_traffic.h, first_touch_shares), and the factor their separate join put on the time
+  // (1 where the shares are 1).
+  FirstTouch first_touch;
+  double first_touch_factor = 1;
   int registers_per_thread = 0;
   bool registers_from_profile = false;
   Occupancy occupancy;

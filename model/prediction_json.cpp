@@ -73,6 +73,9 @@ json prediction_json(const Prediction& p, const GeometryAnalysis& g, const Roofl
   j["tflops"] = p.achieved_flops() / 1e12;
   j["bound"] = pipe_name(p.bound);
   j["causal_imbalance"] = p.imbalance;
+  j["first_touch"] = {{"work_share", p.first_touch.work_share},
+                      {"dram_share", p.first_touch.dram_share},
+                      {"factor", p.first_touch_factor}};
   json pipes = json::object();
   for (Pipe q : kAllPipes) pipes[pipe_name(q)] = p.pipes[q];
   j["pipes_s"] = pipes;

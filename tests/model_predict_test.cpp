@@ -170,6 +170,13 @@ TEST(DramRule, HeavyFirstGridReadsTheCompulsoryKvInItsFirstBlocks) {
   const FirstTouch b = first_touch_shares(w, c, n, dram, 1000, true);
   EXPECT_DOUBLE_EQ(b.work_share, (594 * 6 + 406 * 5) / (594.0 * 21));
   EXPECT_DOUBLE_EQ(b.dram_share, (kv + (594 * 16 + 406 * 64) * row_bytes) / 60e6);
+  // predict() joins the first blocks apart from the rest: never faster than the joint join.
+  const Prediction p = predict(w, catalog.analysis(c), h100, Coefficients{}, 180);
+  EXPECT_DOUBLE_EQ(p.first_touch.work_share, first_touch_shares(w, c, n, p.dram, p.waves.per_wave, true).work_share);
+  EXPECT_LT(p.first_touch.work_share, 1.0);
+  EXPECT_GT(p.first_touch_factor, 1.0);
+  const Prediction plain = predict(Workload{594, 336, 32, false, 0.0f, DType::Bf16}, catalog.analysis(c), h100, Coefficients{}, 180);
+  EXPECT_DOUBLE_EQ(plain.first_touch_factor, 1.0);
   // Not batch-fastest (a kernel that launches light tiles first, or no causal mask), or a first
   // wave that holds the whole grid: the bytes come as the tiles do, one share for all.
   for (const FirstTouch& one : {first_touch_shares(w, c, n, dram, 528, false),
