@@ -5,6 +5,15 @@
 #include "kernels/traits/traits_common.h"
 
 namespace flashtune::model {
+namespace {
+
+// K and V read once per K/V head: the DRAM rule's compulsory K/V and the first touch's.
+double compulsory_kv_bytes(const Workload& w) {
+  const long long kv_sets = std::max<long long>(1, w.B / std::max(1, w.kv_group));
+  return 2.0 * double(kv_sets) * double(w.keys()) * w.d * w.element_bytes();
+}
+
+}  // namespace
 
 DramEstimate estimate_dram(const Workload& w, const TileConfig& c, const Counts& counts, long long resident_blocks,
                            bool heavy_first, const GpuSpec& gpu, const Coefficients& k) {
@@ -27,7 +36,7 @@ DramEstimate estimate_dram(const Workload& w, const TileConfig& c, const Counts&
   e.working_set_bytes = double(e.kv_sets_in_flight) * kv_per_entry + blocks_between * qo_per_block;
   e.usable_l2_bytes = double(gpu.l2_bytes) * k.l2_capacity_fraction;
   e.reread_hit_fraction = e.working_set_bytes <= e.usable_l2_bytes ? 1.0 : e.usable_l2_bytes / e.working_set_bytes;
-  const double compulsory_kv = 2.0 * double(kv_sets_total) * double(w.keys()) * w.d * w.element_bytes();
+  const double compulsory_kv = compulsory_kv_bytes(w);
   const double rereads = std::max(0.0, counts.l2_kv_bytes - compulsory_kv);
   // A K/V set is swept by the g x Tr blocks of its query heads; those resident together (in
   // launch order: tile-fastest, min(g Tr, R); batch-fastest, g x `together`) read it in step.
@@ -56,11 +65,9 @@ FirstTouch first_touch_shares(const Workload& w, const TileConfig& c, const Coun
     tiles += double(blocks) * double(causal_kv_tiles(i, c.Br, c.Bc, Tc, off));
     rows += double(blocks) * double(std::min<long long>(c.Br, w.N - i * c.Br));
   }
-  const double kv_sets = double(std::max<long long>(1, B / std::max(1, w.kv_group)));
-  const double compulsory_kv = 2.0 * kv_sets * double(w.keys()) * w.d * w.element_bytes();
   const double first_qo = 2.0 * rows * w.d * w.element_bytes();
   s.work_share = std::min(1.0, tiles / double(counts.tiles.visits));
-  s.dram_share = std::min(1.0, (compulsory_kv + first_qo) / dram.bytes);
+  s.dram_share = std::min(1.0, (compulsory_kv_bytes(w) + first_qo) / dram.bytes);
   return s;
 }
 
